@@ -1,0 +1,32 @@
+// SIMD copy kernels.
+//
+// One kernel per vector width (AVX-512, AVX2, SSE2, scalar), chosen once at
+// load time from cpuid; SHMCOLL_COPY_KERNEL=avx512|avx2|sse2|scalar forces one.
+// Above a tunable size (SHMCOLL_NT_THRESHOLD) the kernels use non-temporal
+// stores, for data that will not be read again soon.  All kernels have
+// memcpy semantics: the ranges must not overlap.
+#pragma once
+
+#include <cstddef>
+
+namespace shmcoll::copy {
+
+enum class Kernel { kScalar = 0, kSse2 = 1, kAvx2 = 2, kAvx512 = 3 };
+using CopyFn = void (*)(void* dst, const void* src, size_t n);
+
+// Copies n bytes with the active kernel.
+void copy(void* dst, const void* src, size_t n);
+
+// Kernel selection.
+Kernel active();
+bool supported(Kernel k);            // the CPU (and the build) can run k
+bool select(Kernel k);               // false (and no change) if unsupported
+const char* name(Kernel k);
+bool parseKernel(const char* s, Kernel* out);
+CopyFn function(Kernel k);           // for tests and benchmarks
+
+// Non-temporal store threshold in bytes.
+size_t ntThreshold();
+void setNtThreshold(size_t bytes);
+
+}  // namespace shmcoll::copy

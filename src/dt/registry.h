@@ -1,0 +1,19 @@
+// Handle table for datatypes: predefined types live in a static table,
+// user-created ones in a growable table indexed by the low bits of the handle.
+#pragma once
+
+#include "dt/datatype.h"
+
+namespace shmcoll::dt {
+
+// The predefined type for `handle`, or nullptr.
+const Type* builtinType(int handle);
+
+// Registers a user type and returns its new handle (0x32000000 | index).
+int registerType(Type* t);
+// The user type behind `handle` (committed or not), or nullptr.
+Type* userType(int handle);
+// Drops the handle; the Type itself is freed once nothing references it.
+void releaseHandle(int handle);
+
+}  // namespace shmcoll::dt

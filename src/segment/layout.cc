@@ -1,0 +1,76 @@
+#include "segment/layout.h"
+
+#include <mpi.h>
+
+#include <cstring>
+
+#include "common/status.h"
+
+namespace shmcoll::segment {
+
+namespace {
+constexpr uint64_t roundUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+}  // namespace
+
+Layout computeLayout(uint32_t nranks, size_t slotBytes) {
+  Layout l;
+  l.nranks = nranks;
+  l.slotBytes = static_cast<uint32_t>(roundUp(slotBytes ? slotBytes : kDefaultSlotBytes, kLine));
+  l.ctxOffset = kRankCtlBytes;
+  l.tableOffset = l.ctxOffset + uint64_t{kMaxContexts} * kCtxBytes;
+  l.tableStride = roundUp(uint64_t{nranks} * sizeof(TableEntry), kLine);
+  l.slotOffset = l.tableOffset + 2 * l.tableStride;
+  l.slotStride = kSlotHeaderBytes + l.slotBytes;
+  l.rankAreaStride = roundUp(l.slotOffset + kNumSlots * l.slotStride, kPage);
+  l.rankAreaOffset = roundUp(sizeof(SegmentHeader), kPage);
+  l.totalSize = l.rankAreaOffset + uint64_t{nranks} * l.rankAreaStride;
+  return l;
+}
+
+void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPid, uint32_t ncores) {
+  auto* h = static_cast<SegmentHeader*>(base);
+  h->version = kVersion;
+  h->nranks = l.nranks;
+  h->jobId = jobId;
+  h->totalSize = l.totalSize;
+  h->rankAreaOffset = l.rankAreaOffset;
+  h->rankAreaStride = l.rankAreaStride;
+  h->slotBytes = l.slotBytes;
+  h->launcherPid = launcherPid;
+  h->ncores = ncores;
+  h->ctxOffset = l.ctxOffset;
+  h->tableOffset = l.tableOffset;
+  h->tableStride = l.tableStride;
+  h->slotOffset = l.slotOffset;
+  h->slotStride = l.slotStride;
+  h->abortRank.store(0, std::memory_order_relaxed);
+  h->abortCode.store(0, std::memory_order_relaxed);
+  h->attached.store(0, std::memory_order_relaxed);
+  View v(base);
+  for (uint32_t r = 0; r < l.nranks; ++r) {
+    v.ctl(r)->cpu = -1;
+    v.ctl(r)->numaNode = -1;
+  }
+  // The magic goes last: a reader that sees it sees a complete header.
+  std::atomic_thread_fence(std::memory_order_release);
+  h->magic = kMagic;
+}
+
+int validateHeader(const void* base, size_t mappedSize, uint32_t expectRanks) {
+  const auto* h = static_cast<const SegmentHeader*>(base);
+  if (mappedSize < sizeof(SegmentHeader))
+    return fail(MPI_ERR_INTERN, "shared segment of %zu bytes is smaller than its header", mappedSize);
+  if (h->magic != kMagic) return fail(MPI_ERR_INTERN, "shared segment has a bad magic number");
+  if (h->version != kVersion)
+    return fail(MPI_ERR_INTERN, "shared segment version %u, this library expects %u (mixed installations?)",
+                h->version, kVersion);
+  if (h->nranks != expectRanks)
+    return fail(MPI_ERR_INTERN, "shared segment is for %u ranks, SHMCOLL_SIZE says %u", h->nranks, expectRanks);
+  Layout l = computeLayout(h->nranks, h->slotBytes);
+  if (h->totalSize != l.totalSize || h->totalSize > mappedSize || h->rankAreaStride != l.rankAreaStride)
+    return fail(MPI_ERR_INTERN, "shared segment size %llu does not match its layout (%llu expected, %zu mapped)",
+                (unsigned long long)h->totalSize, (unsigned long long)l.totalSize, mappedSize);
+  return kOk;
+}
+
+}  // namespace shmcoll::segment
