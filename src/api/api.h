@@ -35,6 +35,10 @@ constexpr MPI_Comm kNoComm = MPI_COMM_WORLD;
 // True once MPI_Init has run and MPI_Finalize has not.
 bool active();
 
+// The class of an error code, and handing a code to a communicator's handler.
+int errorClassOf(int code);
+int dispatch(MPI_Comm comm, int code);
+
 }  // namespace shmcoll::api
 
 // Returns from an entry point with a raised error when `cond` holds.

@@ -83,7 +83,9 @@ struct alignas(kLine) RankCtl {
   std::atomic<uint32_t> state;  // RankState
   int32_t cpu;                  // core it was bound to, -1 if unbound
   int32_t numaNode;             // NUMA node its area was placed on, -1 if unknown
-  char pad0[kLine - 16];
+  uint64_t cmaProbeAddr;        // address of a word in this rank that peers try to read with CMA
+  std::atomic<uint32_t> cmaOk;  // 0 unknown, 1 this rank could read its neighbour, 2 it could not
+  char pad0[kLine - 28];
   // Line 1: wake-up word.  Peers bump `wake` and futex-wake it when `sleeping`
   // is set; the owner futex-waits on it.  Both live on one line because every
   // waker touches both.
@@ -114,10 +116,13 @@ constexpr uint64_t kTableCma = 1ull << 63;
 
 // A mailbox slot: header line, ack line, then payload.
 struct alignas(kLine) SlotHeader {
-  std::atomic<uint64_t> tag;  // (ctx, seq, chunk) of the chunk currently held; 0 = empty
+  std::atomic<uint64_t> tag;  // (seq, ctx, chunk) of the chunk currently held, see coll/exchange
+  uint64_t seq;               // full sequence number and context of that chunk, checked after the tag
+  uint32_t ctx;
+  uint32_t reserved;
   uint64_t streamOffset;      // stream bytes [streamOffset, streamOffset + bytes)
   uint64_t bytes;
-  char pad[kLine - 24];
+  char pad[kLine - 40];
   alignas(kLine) std::atomic<uint32_t> acks;  // readers that are done with this chunk
 };
 constexpr size_t kSlotHeaderBytes = sizeof(SlotHeader);

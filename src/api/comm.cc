@@ -1,0 +1,252 @@
+// Communicator and group calls.
+#include <algorithm>
+#include <vector>
+
+#include "api/api.h"
+#include "coll/coll.h"
+#include "runtime/comm.h"
+#include "runtime/context.h"
+
+using namespace shmcoll;
+
+#define NEED_INIT(fn) \
+  SHMCOLL_REQUIRE(api::active(), api::kNoComm, fn, MPI_ERR_OTHER, "called outside MPI_Init ... MPI_Finalize")
+#define NEED_COMM(c, h, fn)                                                                                   \
+  rt::Comm* c = rt::comm(h);                                                                                  \
+  SHMCOLL_REQUIRE(c, h, fn, MPI_ERR_COMM, "comm = %#x is not a valid communicator%s", static_cast<unsigned>(h), \
+                  (h) == MPI_COMM_NULL ? " (MPI_COMM_NULL)" : "")
+#define NEED_GROUP(g, h, fn, arg)                                                                           \
+  rt::Group* g = rt::group(h);                                                                              \
+  SHMCOLL_REQUIRE(g, api::kNoComm, fn, MPI_ERR_GROUP, "%s = %#x is not a valid group", arg, static_cast<unsigned>(h))
+
+SHMCOLL_API(int, MPI_Comm_rank, (MPI_Comm comm, int* rank)) {
+  NEED_INIT("MPI_Comm_rank");
+  NEED_COMM(c, comm, "MPI_Comm_rank");
+  SHMCOLL_REQUIRE(rank, comm, "MPI_Comm_rank", MPI_ERR_ARG, "rank is NULL");
+  *rank = static_cast<int>(c->team.rank);
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Comm_size, (MPI_Comm comm, int* size)) {
+  NEED_INIT("MPI_Comm_size");
+  NEED_COMM(c, comm, "MPI_Comm_size");
+  SHMCOLL_REQUIRE(size, comm, "MPI_Comm_size", MPI_ERR_ARG, "size is NULL");
+  *size = static_cast<int>(c->team.size());
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Comm_test_inter, (MPI_Comm comm, int* flag)) {
+  NEED_INIT("MPI_Comm_test_inter");
+  NEED_COMM(c, comm, "MPI_Comm_test_inter");
+  SHMCOLL_REQUIRE(flag, comm, "MPI_Comm_test_inter", MPI_ERR_ARG, "flag is NULL");
+  *flag = 0;
+  return MPI_SUCCESS;
+}
+
+namespace {
+int finishCreate(MPI_Comm parent, const char* fn, int rc, rt::Comm* nc, MPI_Comm* newcomm) {
+  if (rc) return api::raise(parent, fn, rc);
+  *newcomm = nc ? nc->handle : MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+SHMCOLL_API(int, MPI_Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm)) {
+  NEED_INIT("MPI_Comm_dup");
+  NEED_COMM(c, comm, "MPI_Comm_dup");
+  SHMCOLL_REQUIRE(newcomm, comm, "MPI_Comm_dup", MPI_ERR_ARG, "newcomm is NULL");
+  rt::Comm* nc = nullptr;
+  int rc = rt::dupComm(*c, &nc);
+  if (!rc && nc) nc->name = c->name.empty() ? "" : c->name + " (dup)";
+  return finishCreate(comm, "MPI_Comm_dup", rc, nc, newcomm);
+}
+
+SHMCOLL_API(int, MPI_Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm)) {
+  NEED_INIT("MPI_Comm_split");
+  NEED_COMM(c, comm, "MPI_Comm_split");
+  SHMCOLL_REQUIRE(newcomm, comm, "MPI_Comm_split", MPI_ERR_ARG, "newcomm is NULL");
+  SHMCOLL_REQUIRE(color >= 0 || color == MPI_UNDEFINED, comm, "MPI_Comm_split", MPI_ERR_ARG,
+                  "color = %d must be non-negative or MPI_UNDEFINED", color);
+  rt::Comm* nc = nullptr;
+  int rc = rt::splitComm(*c, color, key, &nc);
+  return finishCreate(comm, "MPI_Comm_split", rc, nc, newcomm);
+}
+
+SHMCOLL_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)) {
+  NEED_INIT("MPI_Comm_split_type");
+  NEED_COMM(c, comm, "MPI_Comm_split_type");
+  SHMCOLL_REQUIRE(newcomm, comm, "MPI_Comm_split_type", MPI_ERR_ARG, "newcomm is NULL");
+  SHMCOLL_REQUIRE(split_type == MPI_UNDEFINED || split_type == MPI_COMM_TYPE_SHARED ||
+                      split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_HW_UNGUIDED,
+                  comm, "MPI_Comm_split_type", MPI_ERR_ARG, "split_type = %d is not a split type", split_type);
+  // Every rank of a job shares one node's memory: MPI_COMM_TYPE_SHARED keeps
+  // them all together.  The hardware-guided types would need a resource type
+  // from the info argument; without one the standard lets us return
+  // MPI_COMM_NULL, which we do (still collectively).
+  int color = split_type == MPI_COMM_TYPE_SHARED ? 0 : MPI_UNDEFINED;
+  rt::Comm* nc = nullptr;
+  int rc = rt::splitComm(*c, color, key, &nc);
+  return finishCreate(comm, "MPI_Comm_split_type", rc, nc, newcomm);
+}
+
+SHMCOLL_API(int, MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm)) {
+  NEED_INIT("MPI_Comm_create");
+  NEED_COMM(c, comm, "MPI_Comm_create");
+  SHMCOLL_REQUIRE(newcomm, comm, "MPI_Comm_create", MPI_ERR_ARG, "newcomm is NULL");
+  rt::Group* g = rt::group(group);
+  SHMCOLL_REQUIRE(g, comm, "MPI_Comm_create", MPI_ERR_GROUP, "group = %#x is not a valid group",
+                  static_cast<unsigned>(group));
+  for (uint32_t m : g->members)
+    SHMCOLL_REQUIRE(std::find(c->team.members.begin(), c->team.members.end(), m) != c->team.members.end(), comm,
+                    "MPI_Comm_create", MPI_ERR_GROUP, "group holds a process that is not in comm");
+  rt::Comm* nc = nullptr;
+  int rc = rt::createComm(*c, *g, &nc);
+  return finishCreate(comm, "MPI_Comm_create", rc, nc, newcomm);
+}
+
+SHMCOLL_API(int, MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm)) {
+  NEED_INIT("MPI_Comm_create_group");
+  NEED_COMM(c, comm, "MPI_Comm_create_group");
+  (void)c;
+  return api::raisef(comm, "MPI_Comm_create_group", MPI_ERR_UNSUPPORTED_OPERATION,
+                     "is not supported yet (it needs point-to-point messaging among the group only); "
+                     "use MPI_Comm_create or MPI_Comm_split, which every rank of comm calls");
+}
+
+SHMCOLL_API(int, MPI_Comm_free, (MPI_Comm * comm)) {
+  NEED_INIT("MPI_Comm_free");
+  SHMCOLL_REQUIRE(comm, api::kNoComm, "MPI_Comm_free", MPI_ERR_ARG, "comm is NULL");
+  NEED_COMM(c, *comm, "MPI_Comm_free");
+  SHMCOLL_REQUIRE(*comm != MPI_COMM_WORLD && *comm != MPI_COMM_SELF, *comm, "MPI_Comm_free", MPI_ERR_COMM,
+                  "cannot free a predefined communicator");
+  MPI_Comm h = *comm;
+  if (int rc = rt::freeComm(c)) return api::raise(h, "MPI_Comm_free", rc);
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result)) {
+  NEED_INIT("MPI_Comm_compare");
+  NEED_COMM(a, comm1, "MPI_Comm_compare");
+  NEED_COMM(b, comm2, "MPI_Comm_compare");
+  SHMCOLL_REQUIRE(result, comm1, "MPI_Comm_compare", MPI_ERR_ARG, "result is NULL");
+  if (comm1 == comm2) {
+    *result = MPI_IDENT;
+  } else if (a->team.members == b->team.members) {
+    *result = MPI_CONGRUENT;
+  } else {
+    auto x = a->team.members, y = b->team.members;
+    std::sort(x.begin(), x.end());
+    std::sort(y.begin(), y.end());
+    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+  }
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Comm_group, (MPI_Comm comm, MPI_Group* group)) {
+  NEED_INIT("MPI_Comm_group");
+  NEED_COMM(c, comm, "MPI_Comm_group");
+  SHMCOLL_REQUIRE(group, comm, "MPI_Comm_group", MPI_ERR_ARG, "group is NULL");
+  *group = rt::newGroup(c->team.members);
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Group_size, (MPI_Group group, int* size)) {
+  NEED_GROUP(g, group, "MPI_Group_size", "group");
+  SHMCOLL_REQUIRE(size, api::kNoComm, "MPI_Group_size", MPI_ERR_ARG, "size is NULL");
+  *size = static_cast<int>(g->members.size());
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Group_rank, (MPI_Group group, int* rank)) {
+  NEED_GROUP(g, group, "MPI_Group_rank", "group");
+  SHMCOLL_REQUIRE(rank, api::kNoComm, "MPI_Group_rank", MPI_ERR_ARG, "rank is NULL");
+  auto it = std::find(g->members.begin(), g->members.end(), rt::ctx().eng.rank);
+  *rank = it == g->members.end() ? MPI_UNDEFINED : static_cast<int>(it - g->members.begin());
+  return MPI_SUCCESS;
+}
+
+namespace {
+// Checks ranks[0..n) against a group of `size`: in range and, when `distinct`, no repeats.
+int checkRanks(const char* fn, int n, const int* ranks, size_t size) {
+  SHMCOLL_REQUIRE(n >= 0, api::kNoComm, fn, MPI_ERR_ARG, "n = %d is negative", n);
+  SHMCOLL_REQUIRE(n == 0 || ranks, api::kNoComm, fn, MPI_ERR_ARG, "ranks is NULL with n = %d", n);
+  std::vector<bool> seen(size, false);
+  for (int i = 0; i < n; ++i) {
+    SHMCOLL_REQUIRE(ranks[i] >= 0 && static_cast<size_t>(ranks[i]) < size, api::kNoComm, fn, MPI_ERR_RANK,
+                    "ranks[%d] = %d is outside the group of size %zu", i, ranks[i], size);
+    SHMCOLL_REQUIRE(!seen[ranks[i]], api::kNoComm, fn, MPI_ERR_RANK, "ranks[%d] = %d appears twice", i, ranks[i]);
+    seen[ranks[i]] = true;
+  }
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+SHMCOLL_API(int, MPI_Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group* newgroup)) {
+  NEED_GROUP(g, group, "MPI_Group_incl", "group");
+  SHMCOLL_REQUIRE(newgroup, api::kNoComm, "MPI_Group_incl", MPI_ERR_ARG, "newgroup is NULL");
+  if (int rc = checkRanks("MPI_Group_incl", n, ranks, g->members.size())) return rc;
+  std::vector<uint32_t> m;
+  for (int i = 0; i < n; ++i) m.push_back(g->members[ranks[i]]);
+  *newgroup = m.empty() ? MPI_GROUP_EMPTY : rt::newGroup(std::move(m));
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group* newgroup)) {
+  NEED_GROUP(g, group, "MPI_Group_excl", "group");
+  SHMCOLL_REQUIRE(newgroup, api::kNoComm, "MPI_Group_excl", MPI_ERR_ARG, "newgroup is NULL");
+  if (int rc = checkRanks("MPI_Group_excl", n, ranks, g->members.size())) return rc;
+  std::vector<bool> drop(g->members.size(), false);
+  for (int i = 0; i < n; ++i) drop[ranks[i]] = true;
+  std::vector<uint32_t> m;
+  for (size_t i = 0; i < g->members.size(); ++i)
+    if (!drop[i]) m.push_back(g->members[i]);
+  *newgroup = m.empty() ? MPI_GROUP_EMPTY : rt::newGroup(std::move(m));
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Group_translate_ranks,
+            (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])) {
+  NEED_GROUP(a, group1, "MPI_Group_translate_ranks", "group1");
+  NEED_GROUP(b, group2, "MPI_Group_translate_ranks", "group2");
+  SHMCOLL_REQUIRE(n >= 0, api::kNoComm, "MPI_Group_translate_ranks", MPI_ERR_ARG, "n = %d is negative", n);
+  SHMCOLL_REQUIRE(n == 0 || (ranks1 && ranks2), api::kNoComm, "MPI_Group_translate_ranks", MPI_ERR_ARG,
+                  "ranks1 or ranks2 is NULL");
+  for (int i = 0; i < n; ++i) {
+    if (ranks1[i] == MPI_PROC_NULL) {
+      ranks2[i] = MPI_PROC_NULL;
+      continue;
+    }
+    SHMCOLL_REQUIRE(ranks1[i] >= 0 && static_cast<size_t>(ranks1[i]) < a->members.size(), api::kNoComm,
+                    "MPI_Group_translate_ranks", MPI_ERR_RANK, "ranks1[%d] = %d is outside group1", i, ranks1[i]);
+    auto it = std::find(b->members.begin(), b->members.end(), a->members[ranks1[i]]);
+    ranks2[i] = it == b->members.end() ? MPI_UNDEFINED : static_cast<int>(it - b->members.begin());
+  }
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Group_compare, (MPI_Group group1, MPI_Group group2, int* result)) {
+  NEED_GROUP(a, group1, "MPI_Group_compare", "group1");
+  NEED_GROUP(b, group2, "MPI_Group_compare", "group2");
+  SHMCOLL_REQUIRE(result, api::kNoComm, "MPI_Group_compare", MPI_ERR_ARG, "result is NULL");
+  if (a->members == b->members) {
+    *result = MPI_IDENT;
+  } else {
+    auto x = a->members, y = b->members;
+    std::sort(x.begin(), x.end());
+    std::sort(y.begin(), y.end());
+    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+  }
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Group_free, (MPI_Group * group)) {
+  SHMCOLL_REQUIRE(group, api::kNoComm, "MPI_Group_free", MPI_ERR_ARG, "group is NULL");
+  if (*group != MPI_GROUP_EMPTY) {
+    NEED_GROUP(g, *group, "MPI_Group_free", "group");
+    (void)g;
+    rt::releaseGroup(*group);
+  }
+  *group = MPI_GROUP_NULL;
+  return MPI_SUCCESS;
+}

@@ -1,0 +1,206 @@
+// Error codes, error strings and error handlers.
+//
+// An error code is either a bare class (0..MPI_ERR_LASTCODE of the builtin
+// classes) or class | (serial << 8) for a code that carries a message: the
+// last kRing messages are kept, so MPI_Error_string can say which function
+// failed and why.
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "api/api.h"
+#include "runtime/comm.h"
+#include "runtime/context.h"
+
+namespace shmcoll::api {
+
+namespace {
+
+constexpr int kRing = 256;
+struct Entry {
+  int code = 0;
+  char text[MPI_MAX_ERROR_STRING];
+};
+Entry gRing[kRing];
+int gSerial = 0;
+std::mutex gMu;
+
+const char* className(int cls) {
+  switch (cls) {
+    case MPI_SUCCESS: return "MPI_SUCCESS: no error";
+    case MPI_ERR_BUFFER: return "MPI_ERR_BUFFER: invalid buffer pointer";
+    case MPI_ERR_COUNT: return "MPI_ERR_COUNT: invalid count argument";
+    case MPI_ERR_TYPE: return "MPI_ERR_TYPE: invalid datatype";
+    case MPI_ERR_TAG: return "MPI_ERR_TAG: invalid tag";
+    case MPI_ERR_COMM: return "MPI_ERR_COMM: invalid communicator";
+    case MPI_ERR_RANK: return "MPI_ERR_RANK: invalid rank";
+    case MPI_ERR_ROOT: return "MPI_ERR_ROOT: invalid root";
+    case MPI_ERR_GROUP: return "MPI_ERR_GROUP: invalid group";
+    case MPI_ERR_OP: return "MPI_ERR_OP: invalid reduce operation";
+    case MPI_ERR_TOPOLOGY: return "MPI_ERR_TOPOLOGY: invalid communicator topology";
+    case MPI_ERR_DIMS: return "MPI_ERR_DIMS: invalid dimension argument";
+    case MPI_ERR_ARG: return "MPI_ERR_ARG: invalid argument";
+    case MPI_ERR_UNKNOWN: return "MPI_ERR_UNKNOWN: unknown error";
+    case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE: message truncated";
+    case MPI_ERR_OTHER: return "MPI_ERR_OTHER: other error";
+    case MPI_ERR_INTERN: return "MPI_ERR_INTERN: internal error";
+    case MPI_ERR_IN_STATUS: return "MPI_ERR_IN_STATUS: error code is in status";
+    case MPI_ERR_PENDING: return "MPI_ERR_PENDING: pending request";
+    case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST: invalid request";
+    case MPI_ERR_INFO: return "MPI_ERR_INFO: invalid info object";
+    case MPI_ERR_INFO_KEY: return "MPI_ERR_INFO_KEY: invalid info key";
+    case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE: invalid info value";
+    case MPI_ERR_INFO_NOKEY: return "MPI_ERR_INFO_NOKEY: info key not found";
+    case MPI_ERR_NO_MEM: return "MPI_ERR_NO_MEM: out of memory";
+    case MPI_ERR_KEYVAL: return "MPI_ERR_KEYVAL: invalid key value";
+    case MPI_ERR_SIZE: return "MPI_ERR_SIZE: invalid size";
+    case MPI_ERR_DISP: return "MPI_ERR_DISP: invalid displacement";
+    case MPI_ERR_PROC_ABORTED: return "MPI_ERR_PROC_ABORTED: a process aborted";
+    case MPI_ERR_VALUE_TOO_LARGE: return "MPI_ERR_VALUE_TOO_LARGE: value too large for its output";
+    case MPI_ERR_UNSUPPORTED_OPERATION: return "MPI_ERR_UNSUPPORTED_OPERATION: operation not supported";
+    case MPI_ERR_ERRHANDLER: return "MPI_ERR_ERRHANDLER: invalid error handler";
+    default: return nullptr;
+  }
+}
+
+int makeCode(int cls, const char* fn, const char* reason) {
+  std::lock_guard<std::mutex> lock(gMu);
+  gSerial = (gSerial % 0xfffff) + 1;
+  int code = cls | (gSerial << 8);
+  Entry& e = gRing[gSerial % kRing];
+  e.code = code;
+  const char* cname = className(cls);
+  if (reason && *reason)
+    snprintf(e.text, sizeof e.text, "%s: %s (%s)", fn, reason, cname ? cname : "unknown error class");
+  else
+    snprintf(e.text, sizeof e.text, "%s: %s", fn, cname ? cname : "unknown error class");
+  return code;
+}
+
+bool lookupText(int code, char* out) {
+  std::lock_guard<std::mutex> lock(gMu);
+  int serial = code >> 8;
+  if (serial <= 0) return false;
+  const Entry& e = gRing[serial % kRing];
+  if (e.code != code) return false;
+  memcpy(out, e.text, sizeof e.text);
+  return true;
+}
+
+}  // namespace
+
+bool active() { return rt::ctx().initialized && !rt::ctx().finalized; }
+
+int errorClassOf(int code) { return code < 0 ? MPI_ERR_UNKNOWN : (code & 0xff); }
+
+int dispatch(MPI_Comm comm, int code) {
+  rt::Comm* c = rt::comm(comm);
+  MPI_Errhandler h = c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
+  if (!c && rt::comm(MPI_COMM_WORLD) && active()) h = rt::comm(MPI_COMM_WORLD)->errhandler;
+  if (h == MPI_ERRORS_RETURN) return code;
+  if (rt::Errhandler* e = rt::userErrhandler(h)) {
+    MPI_Comm cc = comm;
+    int ec = code;
+    e->fn(&cc, &ec);
+    return code;
+  }
+  char text[MPI_MAX_ERROR_STRING];
+  if (!lookupText(code, text)) snprintf(text, sizeof text, "%s", className(errorClassOf(code)));
+  fprintf(stderr, "shmcoll: rank %u: %s\nshmcoll: rank %u: MPI_ERRORS_ARE_FATAL on %s: ending the job\n",
+          rt::ctx().eng.rank, text, rt::ctx().eng.rank, c ? c->name.empty() ? "a communicator" : c->name.c_str()
+                                                             : "an invalid communicator");
+  rt::abortJob(errorClassOf(code));
+}
+
+int raise(MPI_Comm comm, const char* fn, int cls) {
+  int code = makeCode(cls, fn, lastReason().c_str());
+  clearReason();
+  return dispatch(comm, code);
+}
+
+int raisef(MPI_Comm comm, const char* fn, int cls, const char* fmt, ...) {
+  char buf[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return dispatch(comm, makeCode(cls, fn, buf));
+}
+
+}  // namespace shmcoll::api
+
+using namespace shmcoll;
+
+SHMCOLL_API(int, MPI_Error_class, (int errorcode, int* errorclass)) {
+  if (!errorclass) return api::raisef(api::kNoComm, "MPI_Error_class", MPI_ERR_ARG, "errorclass is NULL");
+  int cls = api::errorClassOf(errorcode);
+  if (cls > MPI_ERR_ERRHANDLER || errorcode < 0)
+    return api::raisef(api::kNoComm, "MPI_Error_class", MPI_ERR_ARG, "errorcode = %d is not an error code",
+                       errorcode);
+  *errorclass = cls;
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Error_string, (int errorcode, char* string, int* resultlen)) {
+  if (!string || !resultlen)
+    return api::raisef(api::kNoComm, "MPI_Error_string", MPI_ERR_ARG, "string or resultlen is NULL");
+  char text[MPI_MAX_ERROR_STRING];
+  if (!api::lookupText(errorcode, text)) {
+    const char* n = api::className(api::errorClassOf(errorcode));
+    if (!n || errorcode < 0)
+      return api::raisef(api::kNoComm, "MPI_Error_string", MPI_ERR_ARG, "errorcode = %d is not an error code",
+                         errorcode);
+    snprintf(text, sizeof text, "%s", n);
+  }
+  size_t len = strnlen(text, MPI_MAX_ERROR_STRING - 1);
+  memcpy(string, text, len);
+  string[len] = '\0';
+  *resultlen = static_cast<int>(len);
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler)) {
+  rt::Comm* c = rt::comm(comm);
+  SHMCOLL_REQUIRE(c, comm, "MPI_Comm_set_errhandler", MPI_ERR_COMM, "comm = %#x is not a valid communicator", comm);
+  SHMCOLL_REQUIRE(rt::validErrhandler(errhandler), comm, "MPI_Comm_set_errhandler", MPI_ERR_ARG,
+                  "errhandler = %#x is not a valid error handler", errhandler);
+  if (rt::Errhandler* e = rt::userErrhandler(errhandler)) ++e->refs;
+  rt::releaseErrhandler(c->errhandler);
+  c->errhandler = errhandler;
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler)) {
+  rt::Comm* c = rt::comm(comm);
+  SHMCOLL_REQUIRE(c, comm, "MPI_Comm_get_errhandler", MPI_ERR_COMM, "comm = %#x is not a valid communicator", comm);
+  SHMCOLL_REQUIRE(errhandler, comm, "MPI_Comm_get_errhandler", MPI_ERR_ARG, "errhandler is NULL");
+  if (rt::Errhandler* e = rt::userErrhandler(c->errhandler)) ++e->refs;
+  *errhandler = c->errhandler;
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Comm_create_errhandler, (MPI_Comm_errhandler_function * function, MPI_Errhandler* errhandler)) {
+  SHMCOLL_REQUIRE(function && errhandler, api::kNoComm, "MPI_Comm_create_errhandler", MPI_ERR_ARG,
+                  "function or errhandler is NULL");
+  *errhandler = rt::newErrhandler(function);
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Comm_call_errhandler, (MPI_Comm comm, int errorcode)) {
+  SHMCOLL_REQUIRE(rt::comm(comm), comm, "MPI_Comm_call_errhandler", MPI_ERR_COMM,
+                  "comm = %#x is not a valid communicator", comm);
+  api::dispatch(comm, errorcode);
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Errhandler_free, (MPI_Errhandler * errhandler)) {
+  SHMCOLL_REQUIRE(errhandler && rt::validErrhandler(*errhandler), api::kNoComm, "MPI_Errhandler_free", MPI_ERR_ARG,
+                  "errhandler is not a valid error handler");
+  rt::releaseErrhandler(*errhandler);
+  *errhandler = MPI_ERRHANDLER_NULL;
+  return MPI_SUCCESS;
+}

@@ -1,0 +1,32 @@
+#include "channel/wait.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <climits>
+
+namespace shmcoll::channel {
+
+namespace {
+WaitPolicy gPolicy;
+}
+
+void yieldCpu() { sched_yield(); }
+
+void futexWait(std::atomic<uint32_t>* word, uint32_t seen, long timeoutNs) {
+  struct timespec ts = {timeoutNs / 1000000000L, timeoutNs % 1000000000L};
+  // Shared (not FUTEX_PRIVATE): the word lives in memory mapped by several processes.
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, seen, &ts, nullptr, 0);
+}
+
+void futexWakeAll(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+void setPolicy(const WaitPolicy& p) { gPolicy = p; }
+const WaitPolicy& policy() { return gPolicy; }
+
+}  // namespace shmcoll::channel

@@ -1,0 +1,83 @@
+// Waiting for a peer: spin briefly, then yield, then sleep on a futex.
+//
+// Every rank owns one wake word (RankCtl::wake) and one `sleeping` flag on the
+// same cache line.  A waiter announces itself by setting `sleeping`, re-checks
+// its condition, and futex-waits on `wake`; a rank that changes state a peer
+// may be waiting for calls wakePeer(), which costs one load of the peer's line
+// unless the peer really sleeps.  The store/fence/load pairs on both sides
+// (Dekker style) guarantee that either the waiter sees the change or the waker
+// sees `sleeping` and bumps the word, so no wake-up is lost.
+//
+// With more ranks than cores, spinning burns the core the peer needs, so the
+// spin phase shrinks to almost nothing and the rank sleeps after a couple of
+// yields: progress then runs at context-switch speed, not at time-slice speed.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "segment/layout.h"
+
+namespace shmcoll::channel {
+
+// Blocks on `ctl->wake` until it differs from `seen` or `timeoutNs` passes.
+void futexWait(std::atomic<uint32_t>* word, uint32_t seen, long timeoutNs);
+// Wakes every waiter on `word`.
+void futexWakeAll(std::atomic<uint32_t>* word);
+
+// Wakes rank `peer` if it is asleep.  Call after the release-store that made
+// the peer's condition true.
+inline void wakePeer(segment::RankCtl* peer) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (__builtin_expect(peer->sleeping.load(std::memory_order_relaxed) != 0, 0)) {
+    peer->wake.fetch_add(1, std::memory_order_relaxed);
+    futexWakeAll(&peer->wake);
+  }
+}
+
+// Wait policy, fixed at start-up.
+struct WaitPolicy {
+  uint32_t spins = 2000;  // pause-loop polls before yielding
+  uint32_t yields = 4;    // sched_yield polls before sleeping
+  long sleepNs = 2000000; // futex timeout: a safety net; wake-ups normally come first
+};
+
+// Set once by the runtime (oversubscription shrinks spinning).
+void setPolicy(const WaitPolicy& p);
+const WaitPolicy& policy();
+
+// Called from the slow path of every wait: returns non-zero (an MPI error
+// class) when the job is being torn down, so a waiter never hangs on a dead peer.
+int checkJobAlive();
+
+// Waits until cond() is true.  `self` is the caller's own RankCtl.
+// Returns 0, or an error class from checkJobAlive().
+template <class Cond>
+int waitUntil(segment::RankCtl* self, Cond&& cond) {
+  if (__builtin_expect(cond(), 1)) return 0;
+  const WaitPolicy& p = policy();
+  for (uint32_t i = 0; i < p.spins; ++i) {
+    __builtin_ia32_pause();
+    if (cond()) return 0;
+  }
+  extern void yieldCpu();
+  for (uint32_t i = 0; i < p.yields; ++i) {
+    yieldCpu();
+    if (cond()) return 0;
+  }
+  for (;;) {
+    uint32_t seen = self->wake.load(std::memory_order_acquire);
+    self->sleeping.store(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (cond()) {
+      self->sleeping.store(0, std::memory_order_relaxed);
+      return 0;
+    }
+    futexWait(&self->wake, seen, p.sleepNs);
+    self->sleeping.store(0, std::memory_order_relaxed);
+    if (cond()) return 0;
+    if (int rc = checkJobAlive()) return rc;
+  }
+}
+
+}  // namespace shmcoll::channel

@@ -1,0 +1,34 @@
+// Algorithm: dissemination barrier.
+//
+// In round k (k = 0 .. ceil(log2 n) - 1) rank i announces round k on its own
+// barrier line and waits until rank (i - 2^k) mod n has announced round k.
+// After the last round every rank has, transitively, heard from every other.
+// The announcement is the monotone value seq * 64 + k + 1 on a line only its
+// owner writes, so no line is ever reset and no two ranks write one line.
+// Cost: ceil(log2 n) rounds of one cache-line transfer each.
+// Chosen for every MPI_Barrier and for the synchronisation inside
+// MPI_Init/MPI_Finalize/MPI_Comm_free.
+#include "channel/wait.h"
+#include "coll/coll.h"
+#include "common/status.h"
+
+namespace shmcoll::coll {
+
+int barrier(Team& team) {
+  Engine& e = engine();
+  const uint64_t seq = team.next();
+  const uint32_t n = team.size();
+  if (n == 1) return 0;
+  const uint32_t me = team.rank;
+  segment::Line64& mine = e.seg.ctx(team.members[me], team.ctxId)->barrier;
+  for (uint32_t k = 0, dist = 1; dist < n; ++k, dist <<= 1) {
+    const uint64_t v = seq * 64 + k + 1;
+    mine.v.store(v, std::memory_order_release);
+    channel::wakePeer(e.seg.ctl(team.members[(me + dist) % n]));
+    segment::Line64& theirs = e.seg.ctx(team.members[(me + n - dist) % n], team.ctxId)->barrier;
+    SHMCOLL_CHECK(channel::waitUntil(e.self(), [&] { return theirs.v.load(std::memory_order_acquire) >= v; }));
+  }
+  return 0;
+}
+
+}  // namespace shmcoll::coll

@@ -1,0 +1,52 @@
+// State shared by every collective algorithm of this process, and the team
+// (the engine's view of a communicator).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "segment/layout.h"
+
+namespace shmcoll::coll {
+
+// What last used one of this rank's two tables: the owner may rewrite it once
+// every reader has consumed operation `seq` on context `ctx`.
+struct TableUse {
+  uint32_t ctx = 0;
+  uint64_t seq = 0;
+  std::vector<uint32_t> readers;  // world ranks
+};
+
+struct Engine {
+  segment::View seg;
+  uint32_t rank = 0;  // world rank
+  uint32_t size = 1;  // world size
+  bool cma = false;   // process_vm_readv works between every pair of ranks
+  uint64_t highSeq = 0;  // highest sequence number this rank used on any context
+  TableUse tableUse[2];
+  uint32_t slotExpected[segment::kNumSlots] = {};  // acks owed on each slot's last chunk
+  segment::RankCtl* self() const { return seg.ctl(rank); }
+};
+
+Engine& engine();
+
+// A communicator as the engine sees it: members in rank order (world ranks),
+// this process's rank among them, the context id whose lines in every
+// member's area it owns, and its operation sequence number.  All members
+// advance `seq` in lockstep, one step per collective, so a (ctx, seq) pair
+// names one operation everywhere.  Sequence numbers on a context only grow,
+// across communicators that reuse the context id, so waits compare with >=.
+struct Team {
+  std::vector<uint32_t> members;
+  uint32_t rank = 0;
+  uint32_t ctxId = 0;
+  uint64_t seq = 0;
+  uint32_t size() const { return static_cast<uint32_t>(members.size()); }
+  uint64_t next() {
+    ++seq;
+    if (seq > engine().highSeq) engine().highSeq = seq;
+    return seq;
+  }
+};
+
+}  // namespace shmcoll::coll

@@ -1,0 +1,142 @@
+// Algorithm selection.
+//
+// Each operation has a list of algorithms, tried in order; an algorithm that
+// cannot take the arguments declines and the next one runs.  A user forces
+// one with SHMCOLL_ALGORITHM_<OP>=<name> (e.g. SHMCOLL_ALGORITHM_ALLTOALL=segment)
+// or SHMCOLL_ALGORITHM=<name> for every operation; an unknown name is reported
+// once and ignored.  SHMCOLL_VERBOSE=1 prints, on each rank's first use of an
+// (operation, algorithm) pair, which algorithm ran; SHMCOLL_VERBOSE=2 prints
+// every call.
+//
+// Algorithms:
+//   hybrid       streamed exchange through the mailbox slots; blocks of at least
+//                SHMCOLL_CMA_MIN bytes (default 16 KiB) that are contiguous in the
+//                sender are pulled by the receiver with process_vm_readv (one copy).
+//   segment      the same stream with every byte through the shared segment (two
+//                copies); works wherever shared memory works.
+//   single_copy  process_vm_readv for every contiguous block however small;
+//                declines when the kernel forbids cross-process reads.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "coll/coll.h"
+#include "coll/streamed.h"
+#include "common/env.h"
+#include "common/status.h"
+
+namespace shmcoll::coll {
+
+namespace {
+
+struct Algorithm {
+  const char* name;
+  const char* description;
+  bool (*accepts)(const Team&, const ExchangeArgs&);
+  int (*run)(Team&, const ExchangeArgs&);
+};
+
+const uint64_t kCmaMin = env::size("SHMCOLL_CMA_MIN", 16 * 1024);
+
+const Algorithm kAlgorithms[] = {
+    {"hybrid", "mailbox stream, single-copy pulls for large contiguous blocks",
+     [](const Team&, const ExchangeArgs&) { return true; },
+     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {true, kCmaMin}); }},
+    {"segment", "mailbox stream only: two copies through shared memory",
+     [](const Team&, const ExchangeArgs&) { return true; },
+     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {false, 0}); }},
+    {"single_copy", "process_vm_readv for every contiguous block",
+     [](const Team&, const ExchangeArgs&) { return engine().cma; },
+     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {true, 1}); }},
+};
+constexpr int kNumAlgorithms = sizeof kAlgorithms / sizeof kAlgorithms[0];
+
+const char* const kOpNames[] = {"alltoall", "alltoallv", "alltoallw", "allgather", "allgatherv"};
+
+// Forced algorithm per operation: -1 none.
+struct Choice {
+  int forced[static_cast<int>(Op::kCount)];
+  int verbose;
+  Choice() {
+    verbose = static_cast<int>(env::integer("SHMCOLL_VERBOSE", 0));
+    std::string all = env::str("SHMCOLL_ALGORITHM", "");
+    for (int op = 0; op < static_cast<int>(Op::kCount); ++op) {
+      std::string var = std::string("SHMCOLL_ALGORITHM_") + kOpNames[op];
+      for (auto& ch : var) ch = static_cast<char>(toupper(ch));
+      std::string want = env::str(var.c_str(), all.c_str());
+      forced[op] = -1;
+      if (want.empty()) continue;
+      for (int i = 0; i < kNumAlgorithms; ++i)
+        if (want == kAlgorithms[i].name) forced[op] = i;
+      if (forced[op] < 0 && engine().rank == 0)
+        fprintf(stderr, "shmcoll: %s=%s names no algorithm (hybrid, segment, single_copy); ignored\n",
+                var.c_str(), want.c_str());
+    }
+  }
+};
+
+const Choice& choice() {
+  static const Choice c;
+  return c;
+}
+
+}  // namespace
+
+const char* opName(Op op) { return kOpNames[static_cast<int>(op)]; }
+
+int exchange(Team& team, const ExchangeArgs& args) {
+  const Choice& ch = choice();
+  const int op = static_cast<int>(args.op);
+  int pick = ch.forced[op];
+  if (pick >= 0 && !kAlgorithms[pick].accepts(team, args)) {
+    static bool warned[static_cast<int>(Op::kCount)] = {};
+    if (!warned[op] && engine().rank == 0)
+      fprintf(stderr, "shmcoll: algorithm %s cannot run %s here; using the default\n", kAlgorithms[pick].name,
+              kOpNames[op]);
+    warned[op] = true;
+    pick = -1;
+  }
+  if (pick < 0) {
+    for (int i = 0; i < kNumAlgorithms; ++i)
+      if (kAlgorithms[i].accepts(team, args)) {
+        pick = i;
+        break;
+      }
+  }
+  if (ch.verbose) {
+    static bool seen[static_cast<int>(Op::kCount)][kNumAlgorithms] = {};
+    if (ch.verbose >= 2 || !seen[op][pick])
+      fprintf(stderr, "shmcoll: rank %u: %s on %u ranks: algorithm %s (%s)\n", engine().rank, kOpNames[op],
+              team.size(), kAlgorithms[pick].name, kAlgorithms[pick].description);
+    seen[op][pick] = true;
+  }
+  return kAlgorithms[pick].run(team, args);
+}
+
+namespace {
+class RawAllgather : public ExchangeArgs {
+ public:
+  RawAllgather(const void* mine, uint64_t bytes, void* out, const dt::Type* byte)
+      : mine_(static_cast<const char*>(mine)), bytes_(bytes), out_(static_cast<char*>(out)), byte_(byte) {
+    op = Op::kAllgather;
+    broadcast = true;
+  }
+  Block send(uint32_t) const override { return {mine_, bytes_, byte_}; }
+  Block recv(uint32_t p) const override { return {out_ + p * bytes_, bytes_, byte_}; }
+
+ private:
+  const char* mine_;
+  uint64_t bytes_;
+  char* out_;
+  const dt::Type* byte_;
+};
+}  // namespace
+
+int allgatherBytes(Team& team, const void* mine, uint64_t bytes, void* out) {
+  RawAllgather a(mine, bytes, out, dt::fromHandle(MPI_BYTE));
+  return streamedExchange(team, a, {false, 0});
+}
+
+}  // namespace shmcoll::coll

@@ -1,0 +1,165 @@
+#include "runtime/context.h"
+
+#include <mpi.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "channel/wait.h"
+#include "common/env.h"
+#include "common/status.h"
+#include "coll/coll.h"
+#include "runtime/comm.h"
+
+namespace shmcoll::rt {
+
+namespace {
+
+Context gCtx;
+// Peers read this word with process_vm_readv at start-up to learn whether
+// single-copy transfers are allowed between the job's processes.
+constexpr uint64_t kProbeValue = 0x5348434d50524f42ull;
+volatile uint64_t gProbeWord = kProbeValue;
+
+int mapSegment(Context& c) {
+  const char* fdStr = std::getenv("SHMCOLL_SEG_FD");
+  if (!fdStr) {
+    // MPI singleton: a one-rank job in private shared memory.
+    segment::Layout l = segment::computeLayout(1);
+    void* p = mmap(nullptr, l.totalSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      return fail(MPI_ERR_NO_MEM, "cannot map %llu bytes for a singleton job: %s",
+                  (unsigned long long)l.totalSize, strerror(errno));
+    segment::initHeader(p, l, static_cast<uint64_t>(getpid()), 0, static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN)));
+    c.mapBase = p;
+    c.mapSize = l.totalSize;
+    c.eng.rank = 0;
+    c.eng.size = 1;
+    c.singleton = true;
+    return kOk;
+  }
+  long long fd = env::integer("SHMCOLL_SEG_FD", -1);
+  long long rank = env::integer("SHMCOLL_RANK", -1);
+  long long size = env::integer("SHMCOLL_SIZE", -1);
+  size_t segSize = env::size("SHMCOLL_SEG_SIZE", 0);
+  if (fd < 0 || rank < 0 || size <= 0 || rank >= size || segSize == 0)
+    return fail(MPI_ERR_INTERN,
+                "inconsistent launcher environment (SHMCOLL_SEG_FD=%s SHMCOLL_RANK=%s SHMCOLL_SIZE=%s); "
+                "start the program with shmrun or without any SHMCOLL_* variables",
+                fdStr, std::getenv("SHMCOLL_RANK") ? std::getenv("SHMCOLL_RANK") : "(unset)",
+                std::getenv("SHMCOLL_SIZE") ? std::getenv("SHMCOLL_SIZE") : "(unset)");
+  void* p = mmap(nullptr, segSize, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
+  if (p == MAP_FAILED)
+    return fail(MPI_ERR_INTERN, "cannot map the job's shared segment (fd %lld, %zu bytes): %s", fd, segSize,
+                strerror(errno));
+  close(static_cast<int>(fd));
+  // Children of this rank (if it forks or execs) must not think they are ranks.
+  unsetenv("SHMCOLL_SEG_FD");
+  SHMCOLL_CHECK(segment::validateHeader(p, segSize, static_cast<uint32_t>(size)));
+  c.mapBase = p;
+  c.mapSize = segSize;
+  c.eng.rank = static_cast<uint32_t>(rank);
+  c.eng.size = static_cast<uint32_t>(size);
+  return kOk;
+}
+
+// Tries a one-word process_vm_readv from the next rank; then every rank learns
+// whether all succeeded (the caller runs a barrier in between).
+void probeCma(coll::Engine& c) {
+  segment::RankCtl* next = c.seg.ctl((c.rank + 1) % c.size);
+  uint64_t got = 0;
+  struct iovec local = {&got, sizeof got};
+  struct iovec remote = {reinterpret_cast<void*>(next->cmaProbeAddr), sizeof got};
+  ssize_t n = process_vm_readv(static_cast<pid_t>(next->pid), &local, 1, &remote, 1, 0);
+  bool ok = n == static_cast<ssize_t>(sizeof got) && got == kProbeValue;
+  c.self()->cmaOk.store(ok ? 1 : 2, std::memory_order_release);
+}
+
+}  // namespace
+
+Context& ctx() { return gCtx; }
+
+int init(int requiredThread, int* provided) {
+  Context& c = gCtx;
+  coll::Engine& e = c.eng;
+  SHMCOLL_CHECK(mapSegment(c));
+  e.seg = segment::View(c.mapBase);
+  segment::RankCtl* me = e.self();
+  me->pid = static_cast<uint32_t>(getpid());
+  me->cmaProbeAddr = reinterpret_cast<uint64_t>(&gProbeWord);
+  me->state.store(segment::kInitialized, std::memory_order_release);
+  e.seg.header()->attached.fetch_add(1, std::memory_order_acq_rel);
+
+  long ncores = e.seg.header()->ncores ? e.seg.header()->ncores : sysconf(_SC_NPROCESSORS_ONLN);
+  c.oversubscribed = e.size > static_cast<uint32_t>(ncores);
+  channel::WaitPolicy wp;
+  if (c.oversubscribed) {
+    wp.spins = static_cast<uint32_t>(env::integer("SHMCOLL_WAIT_SPINS", 50));
+    wp.yields = static_cast<uint32_t>(env::integer("SHMCOLL_WAIT_YIELDS", 2));
+  } else {
+    wp.spins = static_cast<uint32_t>(env::integer("SHMCOLL_WAIT_SPINS", 20000));
+    wp.yields = static_cast<uint32_t>(env::integer("SHMCOLL_WAIT_YIELDS", 8));
+  }
+  channel::setPolicy(wp);
+
+  // The library serialises nothing internally, but keeps no per-thread state
+  // either: calls from several threads are fine as long as they never overlap.
+  c.threadLevel = requiredThread < MPI_THREAD_SERIALIZED ? requiredThread : MPI_THREAD_SERIALIZED;
+  if (provided) *provided = c.threadLevel;
+
+  SHMCOLL_CHECK(initComms());
+  // Every rank has published its pid and probe address once this barrier ends.
+  SHMCOLL_CHECK(coll::barrier(worldTeam()));
+  if (e.size > 1 && env::flag("SHMCOLL_CMA", true)) {
+    probeCma(e);
+    SHMCOLL_CHECK(coll::barrier(worldTeam()));
+    bool all = true;
+    for (uint32_t r = 0; r < e.size; ++r) all &= e.seg.ctl(r)->cmaOk.load(std::memory_order_acquire) == 1;
+    e.cma = all;
+  }
+  c.initialized = true;
+  return kOk;
+}
+
+int finalize() {
+  Context& c = gCtx;
+  // MPI_Finalize is collective: once every rank is here nobody reads our
+  // mailboxes any more.
+  int rc = coll::barrier(worldTeam());
+  c.eng.self()->state.store(segment::kFinalized, std::memory_order_release);
+  c.finalized = true;
+  return rc;
+}
+
+void abortJob(int code) {
+  Context& c = gCtx;
+  fflush(stdout);
+  fflush(stderr);
+  if (c.mapBase) {
+    const coll::Engine& e = c.eng;
+    int32_t expected = 0;
+    segment::SegmentHeader* h = e.seg.header();
+    if (h->abortRank.compare_exchange_strong(expected, static_cast<int32_t>(e.rank) + 1)) {
+      h->abortCode.store(code, std::memory_order_release);
+    }
+    // Wake everybody so that waiters notice the abort at once.
+    for (uint32_t r = 0; r < e.size; ++r) channel::wakePeer(e.seg.ctl(r));
+  }
+  _exit(code == 0 ? 1 : (code & 0xff ? code & 0xff : 1));
+}
+
+}  // namespace shmcoll::rt
+
+namespace shmcoll::channel {
+int checkJobAlive() {
+  const auto& c = rt::ctx();
+  if (c.mapBase && c.eng.seg.header()->abortRank.load(std::memory_order_relaxed) != 0)
+    return fail(MPI_ERR_PROC_ABORTED, "another rank aborted the job");
+  return 0;
+}
+}  // namespace shmcoll::channel

@@ -1,0 +1,37 @@
+// The process-wide runtime: the mapped segment, this rank's identity, and the
+// bookkeeping that lets operations on different communicators share one set
+// of per-rank mailboxes safely.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <vector>
+
+#include "coll/engine.h"
+#include "segment/layout.h"
+
+namespace shmcoll::rt {
+
+struct Context {
+  coll::Engine& eng = coll::engine();
+  void* mapBase = nullptr;
+  size_t mapSize = 0;
+  bool singleton = false;
+  bool oversubscribed = false;
+  int threadLevel = 0;
+  bool initialized = false;
+  bool finalized = false;
+  std::bitset<segment::kMaxContexts> ctxUsed;  // context ids this rank's communicators hold
+};
+
+Context& ctx();
+
+// MPI_Init / MPI_Finalize work.  Return 0 or an error class (reason via fail()).
+int init(int requiredThread, int* provided);
+int finalize();
+
+// Ends the whole job with `code`: records the abort in the segment header so
+// the launcher can report it, then exits this process.
+[[noreturn]] void abortJob(int code);
+
+}  // namespace shmcoll::rt
