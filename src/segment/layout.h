@@ -11,9 +11,9 @@
 // one word.
 //
 // Per-rank memory (the bound the collectives issue asks us to state):
-//   kRankCtlBytes + kMaxContexts * 128 + 2 * round64(16 * N) + kNumSlots * (128 + slotBytes)
-// rounded up to 4 KiB.  With the default 64 KiB slots that is about 160 KiB
-// per rank at N = 2 and 200 KiB per rank at N = 1024: linear in N overall.
+//   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * round64(16 * N) + kNumSlots * (128 + slotBytes)
+// rounded up to 4 KiB.  With the default 64 KiB slots that is 180 KiB per
+// rank at N = 2 and 212 KiB per rank at N = 1024: linear in N overall.
 //
 // Launcher <-> rank protocol (environment of each rank):
 //   SHMCOLL_RANK, SHMCOLL_SIZE     this rank and the job size

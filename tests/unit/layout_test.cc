@@ -1,0 +1,58 @@
+// The segment layout: sizes, alignment and the per-rank bound we document.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "segment/layout.h"
+
+namespace shmcoll::segment {
+namespace {
+
+TEST(Layout, RankAreasArePageAlignedAndDisjoint) {
+  for (uint32_t n : {1u, 2u, 3u, 64u, 1024u}) {
+    Layout l = computeLayout(n);
+    EXPECT_EQ(l.rankAreaOffset % kPage, 0u);
+    EXPECT_EQ(l.rankAreaStride % kPage, 0u);
+    EXPECT_GE(l.rankAreaStride, l.slotOffset + kNumSlots * l.slotStride);
+    EXPECT_EQ(l.totalSize, l.rankAreaOffset + n * l.rankAreaStride);
+    EXPECT_EQ(l.ctxOffset % kLine, 0u);
+    EXPECT_EQ(l.tableOffset % kLine, 0u);
+    EXPECT_EQ(l.slotOffset % kLine, 0u);
+    EXPECT_EQ(l.slotStride % kLine, 0u);
+  }
+}
+
+TEST(Layout, PerRankBoundIsAsDocumented) {
+  // docs/ARCHITECTURE.md: 180 KiB per rank at N = 2 and 212 KiB at N = 1024 with 64 KiB slots.
+  EXPECT_EQ(computeLayout(2).rankAreaStride, 180u * 1024);
+  EXPECT_EQ(computeLayout(1024).rankAreaStride, 212u * 1024);
+  // Linear in N: the whole segment for 1024 ranks stays under 8 MiB per rank by far.
+  EXPECT_LT(computeLayout(1024).totalSize / 1024, 8u << 20);
+}
+
+TEST(Layout, SlotSizeRoundsToCacheLines) {
+  Layout l = computeLayout(4, 1000);
+  EXPECT_EQ(l.slotBytes, 1024u);
+}
+
+TEST(Layout, HeaderRoundTripsAndValidates) {
+  Layout l = computeLayout(3);
+  std::vector<char> mem(l.totalSize + kPage);
+  void* base = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(mem.data()) + kPage - 1) & ~(kPage - 1));
+  initHeader(base, l, 42, 7, 2);
+  EXPECT_EQ(validateHeader(base, l.totalSize, 3), 0);
+  EXPECT_NE(validateHeader(base, l.totalSize, 4), 0);       // wrong rank count
+  EXPECT_NE(validateHeader(base, l.totalSize - 1, 3), 0);   // mapping too small
+  View v(base);
+  EXPECT_EQ(v.nranks(), 3u);
+  EXPECT_EQ(v.ctl(2)->cpu, -1);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.ctx(1, 5)) % kLine, 0u);
+  EXPECT_EQ(reinterpret_cast<char*>(v.slot(2, 1)) + l.slotStride,
+            v.rankArea(2) + l.slotOffset + 2 * l.slotStride);
+  static_cast<SegmentHeader*>(base)->magic = 0;
+  EXPECT_NE(validateHeader(base, l.totalSize, 3), 0);
+}
+
+}  // namespace
+}  // namespace shmcoll::segment
