@@ -107,10 +107,23 @@ SHMCOLL_API(int, MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* new
 SHMCOLL_API(int, MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm)) {
   NEED_INIT("MPI_Comm_create_group");
   NEED_COMM(c, comm, "MPI_Comm_create_group");
-  (void)c;
-  return api::raisef(comm, "MPI_Comm_create_group", MPI_ERR_UNSUPPORTED_OPERATION,
-                     "is not supported yet (it needs point-to-point messaging among the group only); "
-                     "use MPI_Comm_create or MPI_Comm_split, which every rank of comm calls");
+  SHMCOLL_REQUIRE(newcomm, comm, "MPI_Comm_create_group", MPI_ERR_ARG, "newcomm is NULL");
+  SHMCOLL_REQUIRE(tag >= 0, comm, "MPI_Comm_create_group", MPI_ERR_TAG, "tag = %d is negative", tag);
+  rt::Group* g = rt::group(group);
+  SHMCOLL_REQUIRE(g, comm, "MPI_Comm_create_group", MPI_ERR_GROUP, "group = %#x is not a valid group",
+                  static_cast<unsigned>(group));
+  for (uint32_t m : g->members)
+    SHMCOLL_REQUIRE(std::find(c->team.members.begin(), c->team.members.end(), m) != c->team.members.end(), comm,
+                    "MPI_Comm_create_group", MPI_ERR_GROUP, "group holds a process that is not in comm");
+  if (g->members.empty()) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  SHMCOLL_REQUIRE(std::find(g->members.begin(), g->members.end(), rt::ctx().eng.rank) != g->members.end(), comm,
+                  "MPI_Comm_create_group", MPI_ERR_GROUP, "the calling process is not in group");
+  rt::Comm* nc = nullptr;
+  int rc = rt::createGroupComm(*c, *g, tag, &nc);
+  return finishCreate(comm, "MPI_Comm_create_group", rc, nc, newcomm);
 }
 
 SHMCOLL_API(int, MPI_Comm_free, (MPI_Comm * comm)) {

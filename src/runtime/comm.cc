@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "channel/wait.h"
 #include "coll/coll.h"
 #include "common/status.h"
 #include "runtime/context.h"
@@ -167,6 +168,78 @@ int createComm(Comm& parent, const Group& g, Comm** out) {
   SHMCOLL_CHECK(agree(parent, 0, 0, &all, &ctxId, &base));
   *out = nullptr;
   if (std::find(g.members.begin(), g.members.end(), ctx().eng.rank) == g.members.end()) return kOk;
+  *out = install(g.members, ctxId, base, parent);
+  return kOk;
+}
+
+// MPI_Comm_create_group: only the group's members take part, so the parent's
+// context lines cannot be used to agree.  Group rank 0 leads: every other
+// member writes a request (its free contexts and highest sequence number)
+// into its boot line for the leader; the leader waits for all of them, picks
+// the lowest context free everywhere and a base above every member's
+// sequence numbers, and answers in its boot line for each member.  Each pair
+// numbers its exchanges (bootCount), so both know which message is next.
+int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
+  Context& c = ctx();
+  coll::Engine& e = c.eng;
+  const uint32_t me = e.rank;
+  *out = nullptr;
+  static std::vector<uint64_t> bootCount;
+  bootCount.resize(e.size, 0);
+  uint64_t freeMine[segment::kMaxContexts / 64] = {};
+  for (uint32_t i = 0; i < segment::kMaxContexts; ++i)
+    if (!c.ctxUsed[i]) freeMine[i / 64] |= 1ull << (i % 64);
+  const uint32_t leader = g.members[0];
+  uint32_t ctxId = UINT32_MAX;
+  uint64_t base = e.highSeq;
+  if (me != leader) {
+    const uint64_t k = ++bootCount[leader];
+    segment::BootEntry* req = e.seg.boot(me, leader);
+    req->tag = tag;
+    req->highSeq = e.highSeq;
+    std::copy(std::begin(freeMine), std::end(freeMine), req->freeCtx);
+    req->count.store(k, std::memory_order_release);
+    channel::wakePeer(e.seg.ctl(leader));
+    segment::BootEntry* ans = e.seg.boot(leader, me);
+    SHMCOLL_CHECK(channel::waitUntil(e.self(), [&] { return ans->count.load(std::memory_order_acquire) >= k; }));
+    ctxId = ans->ctx;
+    base = ans->highSeq;
+  } else {
+    uint64_t freeAll[segment::kMaxContexts / 64];
+    std::copy(std::begin(freeMine), std::end(freeMine), freeAll);
+    bool tagsAgree = true;
+    for (size_t i = 1; i < g.members.size(); ++i) {
+      const uint32_t m = g.members[i];
+      const uint64_t k = bootCount[m] + 1;
+      segment::BootEntry* req = e.seg.boot(m, me);
+      SHMCOLL_CHECK(channel::waitUntil(e.self(), [&] { return req->count.load(std::memory_order_acquire) >= k; }));
+      tagsAgree &= req->tag == tag;
+      base = std::max(base, req->highSeq);
+      for (size_t w = 0; w < std::size(freeAll); ++w) freeAll[w] &= req->freeCtx[w];
+    }
+    if (tagsAgree)
+      for (uint32_t i = 0; i < segment::kMaxContexts; ++i)
+        if (freeAll[i / 64] & (1ull << (i % 64))) {
+          ctxId = i;
+          break;
+        }
+    for (size_t i = 1; i < g.members.size(); ++i) {
+      const uint32_t m = g.members[i];
+      const uint64_t k = ++bootCount[m];
+      segment::BootEntry* ans = e.seg.boot(me, m);
+      ans->tag = tag;
+      ans->ctx = tagsAgree ? ctxId : UINT32_MAX - 1;
+      ans->highSeq = base;
+      ans->count.store(k, std::memory_order_release);
+      channel::wakePeer(e.seg.ctl(m));
+    }
+    if (!tagsAgree) ctxId = UINT32_MAX - 1;
+  }
+  if (ctxId == UINT32_MAX - 1)
+    return fail(MPI_ERR_TAG, "the members of the group passed different tags (this rank passed %d)", tag);
+  if (ctxId == UINT32_MAX)
+    return fail(MPI_ERR_OTHER, "no free communicator context (at most %u communicators may exist at once)",
+                segment::kMaxContexts);
   *out = install(g.members, ctxId, base, parent);
   return kOk;
 }

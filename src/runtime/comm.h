@@ -42,6 +42,8 @@ bool validErrhandler(MPI_Errhandler h);
 int dupComm(Comm& parent, Comm** out);
 int splitComm(Comm& parent, int color, int key, Comm** out);
 int createComm(Comm& parent, const Group& g, Comm** out);
+// Collective over the members of `g` only (the caller must be one).
+int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out);
 // Collective: waits for every member, then releases the handle and context.
 int freeComm(Comm* c);
 

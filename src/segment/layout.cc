@@ -19,7 +19,8 @@ Layout computeLayout(uint32_t nranks, size_t slotBytes) {
   l.ctxOffset = kRankCtlBytes;
   l.tableOffset = l.ctxOffset + uint64_t{kMaxContexts} * kCtxBytes;
   l.tableStride = roundUp(uint64_t{nranks} * sizeof(TableEntry), kLine);
-  l.slotOffset = l.tableOffset + 2 * l.tableStride;
+  l.bootOffset = l.tableOffset + 2 * l.tableStride;
+  l.slotOffset = l.bootOffset + uint64_t{nranks} * sizeof(BootEntry);
   l.slotStride = kSlotHeaderBytes + l.slotBytes;
   l.rankAreaStride = roundUp(l.slotOffset + kNumSlots * l.slotStride, kPage);
   l.rankAreaOffset = roundUp(sizeof(SegmentHeader), kPage);
@@ -43,6 +44,7 @@ void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPi
   h->tableStride = l.tableStride;
   h->slotOffset = l.slotOffset;
   h->slotStride = l.slotStride;
+  h->bootOffset = l.bootOffset;
   h->abortRank.store(0, std::memory_order_relaxed);
   h->abortCode.store(0, std::memory_order_relaxed);
   h->attached.store(0, std::memory_order_relaxed);

@@ -11,9 +11,9 @@
 // one word.
 //
 // Per-rank memory (the bound the collectives issue asks us to state):
-//   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * round64(16 * N) + kNumSlots * (128 + slotBytes)
+//   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * round64(16 * N) + 64 * N + kNumSlots * (128 + slotBytes)
 // rounded up to 4 KiB.  With the default 64 KiB slots that is 180 KiB per
-// rank at N = 2 and 212 KiB per rank at N = 1024: linear in N overall.
+// rank at N = 2 and 276 KiB per rank at N = 1024.
 //
 // Launcher <-> rank protocol (environment of each rank):
 //   SHMCOLL_RANK, SHMCOLL_SIZE     this rank and the job size
@@ -67,6 +67,7 @@ struct alignas(kLine) SegmentHeader {
   uint64_t tableStride;
   uint64_t slotOffset;      // kNumSlots slots
   uint64_t slotStride;
+  uint64_t bootOffset;      // nranks BootEntry
 
   // Abort word: 0 while the job runs; the first rank to abort stores rank+1
   // into abortRank and its code into abortCode (compare-exchange on abortRank).
@@ -114,6 +115,19 @@ struct TableEntry {
 };
 constexpr uint64_t kTableCma = 1ull << 63;
 
+// One line per peer for creating a communicator among a group without its
+// parent (MPI_Comm_create_group): entry [p] of rank r's boot table is what r
+// last said to p.  `count` numbers the exchanges between the two ranks, so
+// both sides know which message is the next one; only r writes the line.
+struct alignas(kLine) BootEntry {
+  std::atomic<uint64_t> count;
+  int32_t tag;
+  uint32_t ctx;         // leader's answer: the context id (UINT32_MAX: refused)
+  uint64_t highSeq;     // request: the sender's highest sequence; answer: the base
+  uint64_t freeCtx[kMaxContexts / 64];
+};
+static_assert(sizeof(BootEntry) == kLine);
+
 // A mailbox slot: header line, ack line, then payload.
 struct alignas(kLine) SlotHeader {
   std::atomic<uint64_t> tag;  // (seq, ctx, chunk) of the chunk currently held, see coll/exchange
@@ -139,6 +153,7 @@ struct Layout {
   uint64_t tableStride = 0;
   uint64_t slotOffset = 0;
   uint64_t slotStride = 0;
+  uint64_t bootOffset = 0;
   uint64_t totalSize = 0;
 };
 
@@ -171,6 +186,9 @@ class View {
   }
   SlotHeader* slot(uint32_t r, uint32_t s) const {
     return reinterpret_cast<SlotHeader*>(rankArea(r) + hdr_->slotOffset + s * hdr_->slotStride);
+  }
+  BootEntry* boot(uint32_t r, uint32_t peer) const {
+    return reinterpret_cast<BootEntry*>(rankArea(r) + hdr_->bootOffset) + peer;
   }
   char* slotPayload(uint32_t r, uint32_t s) const { return reinterpret_cast<char*>(slot(r, s)) + kSlotHeaderBytes; }
   uint32_t slotBytes() const { return hdr_->slotBytes; }
