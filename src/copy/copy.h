@@ -4,7 +4,9 @@
 // load time from cpuid; SHMCOLL_COPY_KERNEL=avx512|avx2|sse2|scalar forces one.
 // Above a tunable size (SHMCOLL_NT_THRESHOLD) the kernels use non-temporal
 // stores, for data that will not be read again soon.  All kernels have
-// memcpy semantics: the ranges must not overlap.
+// memcpy semantics: the ranges must not overlap; any alignment, n == 0 is fine.
+// The size classes and costs are described in copy/copy_engine.h, the choice
+// of kernel and of the default threshold in copy/copy.cc.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +16,7 @@ namespace shmcoll::copy {
 enum class Kernel { kScalar = 0, kSse2 = 1, kAvx2 = 2, kAvx512 = 3 };
 using CopyFn = void (*)(void* dst, const void* src, size_t n);
 
-// Copies n bytes with the active kernel.
+// Copies n bytes with the active kernel (one indirect tail call).
 void copy(void* dst, const void* src, size_t n);
 
 // Kernel selection.
@@ -23,9 +25,11 @@ bool supported(Kernel k);            // the CPU (and the build) can run k
 bool select(Kernel k);               // false (and no change) if unsupported
 const char* name(Kernel k);
 bool parseKernel(const char* s, Kernel* out);
-CopyFn function(Kernel k);           // for tests and benchmarks
+CopyFn function(Kernel k);           // for tests and benchmarks; nullptr if !supported(k)
 
-// Non-temporal store threshold in bytes.
+// Non-temporal store threshold in bytes: copies of at least this size use
+// non-temporal stores.  setNtThreshold(0) disables them (ntThreshold() then
+// returns SIZE_MAX), as does SHMCOLL_NT_THRESHOLD=0.
 size_t ntThreshold();
 void setNtThreshold(size_t bytes);
 
