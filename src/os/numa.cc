@@ -1,0 +1,97 @@
+#include "os/numa.h"
+
+#include <mpi.h>
+#include <numa.h>
+#include <numaif.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "common/status.h"
+
+namespace shmcoll::numa {
+
+namespace {
+
+constexpr size_t kBitsPerWord = 8 * sizeof(unsigned long);
+
+// A node mask large enough for every node the kernel can name; mbind and
+// get_mempolicy reject masks shorter than the kernel's node count.
+std::vector<unsigned long> emptyMask() { return std::vector<unsigned long>(maxNode() / kBitsPerWord + 1, 0); }
+
+unsigned long maskBits(const std::vector<unsigned long>& m) { return m.size() * kBitsPerWord; }
+
+}  // namespace
+
+int nodeCount() {
+  static const int n = [] {
+    if (numa_available() < 0) return 1;
+    int c = numa_num_configured_nodes();
+    return c > 0 ? c : 1;
+  }();
+  return n;
+}
+
+int maxNode() {
+  static const int n = [] {
+    if (numa_available() < 0) return 0;
+    int p = numa_num_possible_nodes();
+    return p > 0 ? p - 1 : 0;
+  }();
+  return n;
+}
+
+int preferNode(void* addr, size_t len, int node, bool evenOnSingleNode) {
+  if (node < 0 || len == 0) return kOk;
+  if (nodeCount() <= 1 && !evenOnSingleNode) return kOk;
+  if (numa_available() < 0) return kOk;  // kernel without NUMA: nothing to place
+  if (node > maxNode()) return fail(MPI_ERR_ARG, "NUMA node %d does not exist (highest is %d)", node, maxNode());
+  std::vector<unsigned long> mask = emptyMask();
+  mask[node / kBitsPerWord] |= 1ul << (node % kBitsPerWord);
+  if (mbind(addr, len, MPOL_PREFERRED, mask.data(), maskBits(mask), 0) != 0)
+    return fail(MPI_ERR_OTHER, "mbind(%p, %zu bytes, MPOL_PREFERRED, node %d): %s", addr, len, node,
+                strerror(errno));
+  return kOk;
+}
+
+int interleave(void* addr, size_t len, bool evenOnSingleNode) {
+  if (len == 0) return kOk;
+  if (nodeCount() <= 1 && !evenOnSingleNode) return kOk;
+  if (numa_available() < 0) return kOk;
+  std::vector<unsigned long> mask = emptyMask();
+  // Only nodes with memory: interleaving over a memoryless node fails.
+  bitmask* mems = numa_get_mems_allowed();
+  for (int n = 0; n <= maxNode(); ++n)
+    if (numa_bitmask_isbitset(mems, n)) mask[n / kBitsPerWord] |= 1ul << (n % kBitsPerWord);
+  numa_bitmask_free(mems);
+  if (mbind(addr, len, MPOL_INTERLEAVE, mask.data(), maskBits(mask), 0) != 0)
+    return fail(MPI_ERR_OTHER, "mbind(%p, %zu bytes, MPOL_INTERLEAVE): %s", addr, len, strerror(errno));
+  return kOk;
+}
+
+int placeAreas(void* first, size_t stride, const std::vector<int>& nodes, bool evenOnSingleNode) {
+  bool anyBound = false;
+  for (int n : nodes) anyBound |= n >= 0;
+  if (!anyBound) return interleave(first, stride * nodes.size(), evenOnSingleNode);
+  char* p = static_cast<char*>(first);
+  for (size_t i = 0; i < nodes.size(); ++i) SHMCOLL_CHECK(preferNode(p + i * stride, stride, nodes[i], evenOnSingleNode));
+  return kOk;
+}
+
+int policyAt(void* addr, int* mode, int* node) {
+  std::vector<unsigned long> mask = emptyMask();
+  int m = 0;
+  if (get_mempolicy(&m, mask.data(), maskBits(mask), addr, MPOL_F_ADDR) != 0)
+    return fail(MPI_ERR_OTHER, "get_mempolicy(%p): %s", addr, strerror(errno));
+  *mode = m;
+  *node = -1;
+  for (size_t i = 0; i < maskBits(mask); ++i)
+    if (mask[i / kBitsPerWord] & (1ul << (i % kBitsPerWord))) {
+      *node = static_cast<int>(i);
+      break;
+    }
+  return kOk;
+}
+
+}  // namespace shmcoll::numa

@@ -1,0 +1,96 @@
+// The job's shared segment: creation, NUMA placement hook, reservation.
+//
+// createSegment() follows one recipe so that no failure can surface later as
+// a SIGBUS in a rank, and nothing is ever left behind in /dev/shm:
+//   1. create the POSIX object with Boost.Interprocess (create_only, 0600)
+//      under a unique name, keep its fd, and unlink the name at once: from
+//      then on the object lives only as long as some fd or mapping does, so
+//      no other process can attach to it and however the job ends (even
+//      SIGKILL of the launcher) the memory is freed.  The only window where a
+//      name exists is between shm_open and shm_unlink, a few system calls;
+//   2. ftruncate to the size and mmap it;
+//   3. call the placement hook (mbind of each rank's area), before any page
+//      exists, so the reservation allocates every page under its policy;
+//   4. reserve all pages with posix_fallocate: a full /dev/shm fails here,
+//      with a clear message, instead of at some rank's first touch.
+// When /dev/shm cannot hold the segment (too little free space according to
+// statvfs, ENOSPC from the reservation, or no /dev/shm at all) the same steps
+// run on a memfd (anonymous shmem, limited only by memory), and
+// Shm::fallbackReason says why, for the caller to report once.  Only when
+// neither fits does createSegment fail.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace shmcoll::shm {
+
+enum class Backend {
+  kAuto,   // /dev/shm, then memfd
+  kNamed,  // /dev/shm only (tests)
+  kMemfd,  // memfd only (tests, or SHMCOLL_SHM_BACKEND=memfd)
+};
+
+struct Shm {
+  int fd = -1;             // O_CLOEXEC; the caller passes a dup of it to ranks
+  void* base = nullptr;    // mapping of the whole segment, read/write, shared
+  size_t size = 0;
+  bool memfd = false;      // true when the memfd fallback (or kMemfd) was used
+  std::string name;        // the (already unlinked) /dev/shm name, "" for memfd
+  std::string fallbackReason;  // why /dev/shm was not used, "" when it was (or kMemfd)
+};
+
+// Space the two backends can offer, in bytes.
+struct Space {
+  bool namedAvailable = false;  // the /dev/shm directory exists and is usable
+  uint64_t namedFree = 0;       // statvfs f_bavail * f_frsize of /dev/shm (after the cap)
+  uint64_t memAvailable = 0;    // MemAvailable + SwapFree, capped by the cgroup memory limit
+};
+
+struct Request {
+  size_t size = 0;
+  std::string name;                    // "" for uniqueName()
+  Backend backend = Backend::kAuto;
+  std::string namedDir = "/dev/shm";   // where shm_open objects live (for statvfs)
+  uint64_t namedCap = UINT64_MAX;      // test hook: pretend /dev/shm has at most this free
+  uint64_t memCap = UINT64_MAX;        // test hook: pretend only this much memory is available
+  bool precheck = true;                // false: skip the statvfs/meminfo checks (tests reach ENOSPC)
+  // Called with the mapping before any page is reserved; returns 0 or an MPI
+  // error class with a reason, which aborts the creation.
+  std::function<int(void* base, size_t size)> place;
+};
+
+// "/shmcoll-<pid>-<16 hex digits of randomness>".
+std::string uniqueName();
+
+// What the backends could hold now (see Space).  `namedDir` is statvfs'ed.
+Space querySpace(const std::string& namedDir, uint64_t namedCap = UINT64_MAX, uint64_t memCap = UINT64_MAX);
+
+// Runs the recipe above.  On success *out owns the fd and the mapping
+// (release() frees them) and /dev/shm holds no name.  Returns 0, or
+// MPI_ERR_NO_MEM when no backend has room (the reason names the size needed
+// and the space free), or another MPI error class, always with a reason
+// (common/status.h); *out is then empty.
+int createSegment(const Request& req, Shm* out);
+
+// Creates, unlinks and maps a named object without reserving it (step 1-2).
+int createNamed(const std::string& name, size_t size, Shm* out);
+// The same on a memfd.
+int createMemfd(size_t size, Shm* out);
+// posix_fallocate of the whole object (step 4).  MPI_ERR_NO_MEM on ENOSPC or
+// ENOMEM, another class otherwise.
+int reserve(const Shm& shm);
+
+// Unmaps and closes; leaves *shm empty.  Safe on an empty Shm.
+void release(Shm* shm);
+
+// A duplicate of shm.fd without FD_CLOEXEC and numbered >= 3, to be
+// inherited across exec by the ranks.  Returns the fd or -1 (errno set).
+int inheritableFd(const Shm& shm);
+
+// "12.0 MiB" style rendering of a byte count, for messages.
+std::string humanBytes(uint64_t bytes);
+
+}  // namespace shmcoll::shm
