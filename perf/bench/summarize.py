@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Summarise shmcoll-bench CSV rows from several implementations and runs.
+
+usage: summarize.py RAW_CSV OUT_DIR [--impl-order shmcoll,openmpi,mpich]
+
+For every (ranks, op, block size, cache mode) it takes the median over runs
+of each implementation's avg_us and bw_MBps, prints them side by side with
+the ratio shmcoll / best-of-the-others (below 1: shmcoll is faster), and then
+each collective's largest-message bandwidth as a share of the memcpy bound.
+
+The memcpy bound at (ranks, size, cache mode) is the best of the medians of
+op=memcpy measured by the implementations' runs in this same comparison: the
+copy does not involve the library, and the best is the run least disturbed by
+other ranks waiting in the library (a library that spins while waiting steals
+cores from the copying ranks when ranks outnumber cores).
+
+Writes OUT_DIR/medians.csv (one row per ranks, op, bytes, cold, impl; read by
+perf/plot.gp) and OUT_DIR/summary.csv (one row per ranks, op, bytes, cold).
+Standard library only.
+"""
+import csv
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+COLL_OPS = ["alltoall", "alltoallv", "alltoallv_skew", "alltoallw", "allgather", "allgatherv"]
+
+
+def human(n):
+    n = int(n)
+    for unit, shift in (("M", 20), ("K", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
+
+
+def fmt(v, width=10):
+    if v is None:
+        return "-".rjust(width)
+    if v >= 1e5:
+        return f"{v:{width}.0f}"
+    return f"{v:{width}.2f}"
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    raw, out = sys.argv[1], sys.argv[2]
+    order = ["shmcoll", "openmpi", "mpich"]
+    if "--impl-order" in sys.argv:
+        order = sys.argv[sys.argv.index("--impl-order") + 1].split(",")
+
+    samples = defaultdict(list)  # (ranks, op, bytes, cold, impl) -> [(avg_us, bw)]
+    with open(raw, newline="") as f:
+        for row in csv.DictReader(f):
+            if row.get("impl") == "impl":  # a repeated header
+                continue
+            key = (int(row["ranks"]), row["op"], int(row["bytes"]), int(row["cold"]), row["impl"])
+            samples[key].append((float(row["avg_us"]), float(row["bw_MBps"])))
+    if not samples:
+        print("summarize: no rows in", raw)
+        return 1
+
+    med = {}
+    for key, vals in samples.items():
+        med[key] = (statistics.median(v[0] for v in vals), statistics.median(v[1] for v in vals), len(vals))
+    impls = [i for i in order if any(k[4] == i for k in med)] + sorted(
+        {k[4] for k in med} - set(order))
+
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "medians.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["op", "ranks", "bytes", "cold", "impl", "avg_us", "bw_MBps", "runs"])
+        for key in sorted(med):
+            r, op, b, c, impl = key
+            w.writerow([op, r, b, c, impl, f"{med[key][0]:.3f}", f"{med[key][1]:.1f}", med[key][2]])
+
+    def bound(r, b, c, op="alltoall"):
+        """memcpy bound (us, MB/s per rank) at ranks r, block b, cache mode c.
+
+        The skewed alltoallv moves nearly all its bytes into one rank, so its
+        bound is that one rank's copy (memcpy1) rather than every rank
+        copying at once (memcpy)."""
+        kind = "memcpy1" if op == "alltoallv_skew" else "memcpy"
+        best = None
+        for impl in impls:
+            m = med.get((r, kind, b, c, impl))
+            if m and (best is None or m[0] < best[0]):
+                best = m
+        return best
+
+    groups = sorted({(k[0], k[1], k[2], k[3]) for k in med if k[1] in COLL_OPS},
+                    key=lambda g: (g[0], g[3], COLL_OPS.index(g[1]), g[2]))
+    others = [i for i in impls if i != "shmcoll"]
+    summary_rows = []
+    last = None
+    for r, op, b, c in groups:
+        if (r, c) != last:
+            last = (r, c)
+            print(f"\n== {r} ranks, {'cold' if c else 'hot'} buffers: median latency (us) over runs ==")
+            head = f"{'op':<15}{'bytes':>7}" + "".join(f"{i:>11}" for i in impls)
+            head += f"{'memcpy':>10}{'shm/best':>10}  best other"
+            print(head)
+        vals = {i: med.get((r, op, b, c, i)) for i in impls}
+        lat = {i: (v[0] if v else None) for i, v in vals.items()}
+        bd = bound(r, b, c, op)
+        best_other, best_impl = None, ""
+        for i in others:
+            if lat.get(i) is not None and (best_other is None or lat[i] < best_other):
+                best_other, best_impl = lat[i], i
+        ratio = lat["shmcoll"] / best_other if lat.get("shmcoll") and best_other else None
+        line = f"{op:<15}{human(b):>7}" + "".join(fmt(lat[i], 11) for i in impls)
+        line += fmt(bd[0] if bd else None, 10) + (f"{ratio:10.2f}" if ratio else f"{'-':>10}")
+        line += f"  {best_impl}"
+        print(line)
+        summary_rows.append([r, op, b, c] + [f"{lat[i]:.3f}" if lat[i] is not None else "" for i in impls] +
+                            [f"{bd[0]:.3f}" if bd else "", f"{ratio:.3f}" if ratio else "", best_impl])
+
+    with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["ranks", "op", "bytes", "cold"] + [f"{i}_us" for i in impls] +
+                   ["memcpy_us", "ratio_shmcoll_vs_best_other", "best_other"])
+        w.writerows(summary_rows)
+
+    # Large-message bandwidth as a share of the memcpy bound: at each
+    # (ranks, op, cache mode), the largest block size every implementation ran.
+    print("\n== large messages: bandwidth per rank (MB/s, payload received) and share of the memcpy bound ==")
+    print("   (bound: every rank copying its receive volume at once; for alltoallv_skew one rank alone)")
+    print(f"{'ranks':>5} {'cache':<5} {'op':<15}{'bytes':>7}{'memcpy':>10}" +
+          "".join(f"{i:>17}" for i in impls))
+    for r, c in sorted({(g[0], g[3]) for g in groups}):
+        for op in COLL_OPS:
+            sizes = [g[2] for g in groups if g[0] == r and g[3] == c and g[1] == op and
+                     all((r, op, g[2], c, i) in med for i in impls)]
+            if not sizes:
+                continue
+            b = max(sizes)
+            bd = bound(r, b, c, op)
+            if not bd:
+                continue
+            cells = ""
+            for i in impls:
+                bw = med[(r, op, b, c, i)][1]
+                cells += f"{bw:>9.0f} ({100 * bw / bd[1]:3.0f}%)" if bd[1] > 0 else f"{bw:>17.0f}"
+            print(f"{r:>5} {'cold' if c else 'hot':<5} {op:<15}{human(b):>7}{bd[1]:>10.0f}{cells}")
+
+    runs = sorted({k[4] for k in samples})
+    counts = defaultdict(set)
+    for k, v in samples.items():
+        counts[k[4]].add(len(v))
+    print("\nruns per point: " + ", ".join(f"{i}: {'/'.join(map(str, sorted(counts[i])))}" for i in runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# perf/compare.sh -- shmcoll against Open MPI and MPICH, side by side, on this node.
+#
+# Builds the one benchmark source (perf/bench/shmcoll_bench.c) against the
+# three implementations, runs them interleaved (shmcoll openmpi mpich
+# shmcoll openmpi mpich ...) several times at each rank count, and prints the
+# medians, the ratio shmcoll / best-of-the-others for every (op, size, ranks),
+# and each collective's large-message bandwidth as a share of the memcpy
+# bound measured in the same runs.  Results go to perf/results/<time>/
+# (raw.csv, medians.csv, summary.csv, summary.txt, log.txt, latency_N*.png);
+# perf/results/latest points at the newest.
+#
+# Usage: perf/compare.sh [options] [-- extra shmcoll-bench options]
+#   --quick            few sizes, ranks "2 8", 3 runs: a few minutes on 2 cores
+#   --ranks "2 8 32"   rank counts (default "2 8 32")
+#   --reps N           runs per implementation and rank count (default 3)
+#   --impls LIST       subset of "shmcoll openmpi mpich" (default all three)
+#   --shmcoll install  (default) use the install tree: PREFIX/bin/shmrun, and the
+#                      benchmark compiled with PREFIX/bin/shmcc, or with cc -I/-L
+#                      against PREFIX when there is no shmcc yet; PREFIX is
+#                      <repo>/install (--prefix DIR), configured, built and
+#                      installed from this checkout if PREFIX/bin/shmrun is missing
+#                      or with --rebuild
+#   --shmcoll build    use the build tree <repo>/build-bench (targets shmcoll-bench
+#                      and shmrun, built here with make -j2)
+#   --prefix DIR       install tree for --shmcoll install
+#   --rebuild          rebuild and reinstall shmcoll before running
+#   --timeout SECONDS  per run (default 1800; 600 with --quick)
+#   --out DIR          results directory (default perf/results/<date-time>)
+#   --no-install       never apt-get install missing MPI packages
+#
+# Open MPI runs as `mpirun.openmpi [--allow-run-as-root] --oversubscribe -n N`
+# with `--bind-to none` when N exceeds the cores; MPICH as `mpiexec.mpich -n N`;
+# shmcoll as `shmrun -n N`.  Uses at most 2 parallel compile jobs.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SRC=$REPO/perf/bench/shmcoll_bench.c
+RANKS="" REPS="" IMPLS="shmcoll openmpi mpich" QUICK=0 SHM_FROM=install PREFIX=$REPO/install
+REBUILD=0 TIMEOUT="" OUT="" APT=1
+EXTRA=()
+while (($#)); do
+  case $1 in
+    --quick) QUICK=1 ;;
+    --ranks) RANKS=$2; shift ;;
+    --reps) REPS=$2; shift ;;
+    --impls) IMPLS=$2; shift ;;
+    --shmcoll) SHM_FROM=$2; shift ;;
+    --prefix) PREFIX=$(realpath -m "$2"); shift ;;
+    --rebuild) REBUILD=1 ;;
+    --timeout) TIMEOUT=$2; shift ;;
+    --out) OUT=$(realpath -m "$2"); shift ;;
+    --no-install) APT=0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    --) shift; EXTRA=("$@"); break ;;
+    *) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if ((QUICK)); then
+  RANKS=${RANKS:-"2 8"} REPS=${REPS:-3} TIMEOUT=${TIMEOUT:-600}
+  BENCH_ARGS=(--quick)
+else
+  RANKS=${RANKS:-"2 8 32"} REPS=${REPS:-3} TIMEOUT=${TIMEOUT:-1800}
+  BENCH_ARGS=()
+fi
+BENCH_ARGS+=("${EXTRA[@]}")
+CORES=$(nproc)
+OUT=${OUT:-$REPO/perf/results/$(date +%Y%m%d-%H%M%S)}
+BIN=$OUT/bin
+mkdir -p "$BIN"
+LOG=$OUT/log.txt RAW=$OUT/raw.csv
+: >"$LOG"
+say() { echo "compare.sh: $*" | tee -a "$LOG" >&2; }
+
+# ---- tools -------------------------------------------------------------------
+need_pkgs=()
+for t in mpicc.openmpi:openmpi-bin mpicc.openmpi:libopenmpi-dev mpicc.mpich:mpich mpicc.mpich:libmpich-dev \
+         mpiexec.mpich:mpich mpirun.openmpi:openmpi-bin python3:python3 gnuplot:gnuplot-nox; do
+  command -v "${t%%:*}" >/dev/null 2>&1 || need_pkgs+=("${t#*:}")
+done
+if ((${#need_pkgs[@]})); then
+  mapfile -t need_pkgs < <(printf '%s\n' "${need_pkgs[@]}" | sort -u)
+  if ((APT)) && [[ $(id -u) == 0 ]]; then
+    say "installing ${need_pkgs[*]}"
+    apt-get update >>"$LOG" 2>&1
+    DEBIAN_FRONTEND=noninteractive apt-get install -y openmpi-bin libopenmpi-dev mpich libmpich-dev \
+      "${need_pkgs[@]}" >>"$LOG" 2>&1 || say "apt-get install failed (see $LOG)"
+  else
+    say "missing: ${need_pkgs[*]} (run as root, or apt-get install them)"
+  fi
+fi
+command -v python3 >/dev/null || { say "python3 is required for the summary"; exit 1; }
+
+# ---- build ---------------------------------------------------------------------
+CFLAGS=${BENCH_CFLAGS:-"-O3 -DNDEBUG -std=c11"}
+declare -A BENCH LAUNCH
+AS_ROOT=()
+[[ $(id -u) == 0 ]] && AS_ROOT=(--allow-run-as-root)
+
+for impl in $IMPLS; do
+  case $impl in
+    openmpi)
+      if command -v mpicc.openmpi >/dev/null && mpicc.openmpi $CFLAGS "$SRC" -o "$BIN/bench-openmpi" >>"$LOG" 2>&1
+      then BENCH[openmpi]=$BIN/bench-openmpi; else say "cannot build against Open MPI; leaving it out"; fi ;;
+    mpich)
+      if command -v mpicc.mpich >/dev/null && mpicc.mpich $CFLAGS "$SRC" -o "$BIN/bench-mpich" >>"$LOG" 2>&1
+      then BENCH[mpich]=$BIN/bench-mpich; else say "cannot build against MPICH; leaving it out"; fi ;;
+    shmcoll)
+      if [[ $SHM_FROM == build ]]; then
+        B=$REPO/build-bench
+        if { [[ -f $B/CMakeCache.txt ]] || cmake -S "$REPO" -B "$B" >>"$LOG" 2>&1; } &&
+           make -C "$B" -j2 shmcoll-bench shmrun >>"$LOG" 2>&1; then
+          BENCH[shmcoll]=$B/perf/bench/shmcoll-bench LAUNCH[shmcoll]=$B/launcher/shmrun
+        else say "cannot build shmcoll in $B (see $LOG); leaving it out"; fi
+      else
+        if ((REBUILD)) || [[ ! -x $PREFIX/bin/shmrun ]]; then
+          say "building and installing shmcoll into $PREFIX"
+          B=$REPO/build-compare
+          if ! { cmake -S "$REPO" -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$PREFIX" \
+                   -DSHMCOLL_BUILD_TESTS=OFF >>"$LOG" 2>&1 &&
+                 cmake --build "$B" -j2 >>"$LOG" 2>&1 && cmake --install "$B" >>"$LOG" 2>&1; }; then
+            say "shmcoll build/install failed (see $LOG)"
+          fi
+        fi
+        if [[ -x $PREFIX/bin/shmcc ]]; then
+          "$PREFIX/bin/shmcc" $CFLAGS "$SRC" -o "$BIN/bench-shmcoll" >>"$LOG" 2>&1 || rm -f "$BIN/bench-shmcoll"
+        elif [[ -f $PREFIX/include/mpi.h ]]; then
+          cc $CFLAGS -I"$PREFIX/include" "$SRC" -o "$BIN/bench-shmcoll" -L"$PREFIX/lib" \
+            -Wl,-rpath,"$PREFIX/lib" -lshmcoll >>"$LOG" 2>&1 || rm -f "$BIN/bench-shmcoll"
+        fi
+        if [[ -x $BIN/bench-shmcoll && -x $PREFIX/bin/shmrun ]]; then
+          BENCH[shmcoll]=$BIN/bench-shmcoll LAUNCH[shmcoll]=$PREFIX/bin/shmrun
+        else say "no usable shmcoll install in $PREFIX; leaving it out"; fi
+      fi ;;
+    *) say "unknown implementation $impl"; exit 2 ;;
+  esac
+done
+
+launch() { # impl nranks -> the command line prefix
+  local impl=$1 n=$2
+  case $impl in
+    openmpi) local bind=(); ((n > CORES)) && bind=(--bind-to none)
+             echo mpirun.openmpi "${AS_ROOT[@]}" --oversubscribe "${bind[@]}" -n "$n" ;;
+    mpich) echo mpiexec.mpich -n "$n" ;;
+    shmcoll) echo "${LAUNCH[shmcoll]}" -n "$n" ;;
+  esac
+}
+
+# A short sanity run leaves out an implementation that cannot run yet.
+ACTIVE=()
+for impl in $IMPLS; do
+  [[ -n ${BENCH[$impl]:-} ]] || continue
+  if timeout 120 $(launch "$impl" 2) "${BENCH[$impl]}" --op alltoall,allgather --sizes 8,4K --iters 3 \
+       --warmup 1 >>"$LOG" 2>&1; then
+    ACTIVE+=("$impl")
+  else
+    say "$impl failed a 2-rank sanity run (see $LOG); leaving it out"
+  fi
+done
+((${#ACTIVE[@]})) || { say "no implementation to run"; exit 1; }
+say "implementations: ${ACTIVE[*]}; ranks: $RANKS; runs: $REPS; results: $OUT"
+
+# ---- runs, interleaved -------------------------------------------------------------
+FAILED=0
+for n in $RANKS; do
+  for ((rep = 1; rep <= REPS; rep++)); do
+    for impl in "${ACTIVE[@]}"; do
+      cmd=($(launch "$impl" "$n") "${BENCH[$impl]}" "${BENCH_ARGS[@]}" --csv "$RAW" --tag "run$rep")
+      say "N=$n run $rep/$REPS $impl: ${cmd[*]}"
+      t0=$SECONDS
+      rc=0
+      timeout "$TIMEOUT" "${cmd[@]}" >>"$LOG" 2>&1 || rc=$?
+      if ((rc)); then
+        say "  FAILED (exit $rc$( ((rc == 124)) && echo ", timed out")); its rows may be partial"
+        FAILED=$((FAILED + 1))
+      fi
+      say "  $((SECONDS - t0)) s"
+    done
+  done
+done
+
+# STREAM-style bandwidth of the node once, at 2 ranks, for the record.
+first=${ACTIVE[0]}
+timeout 600 $(launch "$first" 2) "${BENCH[$first]}" --membw --quick --op memcpy --sizes 1M \
+  --csv "$OUT/membw.csv" --tag membw >>"$LOG" 2>&1 || say "membw run failed"
+
+# ---- summary and plots ---------------------------------------------------------------
+python3 "$REPO/perf/bench/summarize.py" "$RAW" "$OUT" | tee "$OUT/summary.txt"
+if [[ -f $OUT/membw.csv ]]; then
+  echo; echo "== node memory bandwidth, 2 ranks at once (GB/s, STREAM counting; $first's run) =="
+  awk -F, 'NR>1 && $3 ~ /^stream_/ {printf "%-14s %10d B/array  %8.2f GB/s per rank  %8.2f GB/s aggregate\n", $3, $5, $11/1000, $12/1000}' \
+    "$OUT/membw.csv"
+fi | tee -a "$OUT/summary.txt"
+if command -v gnuplot >/dev/null; then
+  for n in $RANKS; do
+    gnuplot -c "$REPO/perf/plot.gp" "$OUT/medians.csv" "$OUT/latency_N$n.png" "$n" 0 >>"$LOG" 2>&1 &&
+      echo "plot: $OUT/latency_N$n.png" || say "plot for N=$n failed (see $LOG)"
+  done
+else
+  say "gnuplot not found: no plots"
+fi
+ln -sfn "$OUT" "$REPO/perf/results/latest" 2>/dev/null || true
+say "done: $OUT ($FAILED failed runs)"

@@ -1,0 +1,47 @@
+# Latency against block size, log-log, one panel per collective, one line per
+# implementation, the memcpy bound dashed (the best of the implementations'
+# memcpy medians; memcpy1 for alltoallv_skew).  Reads the medians.csv written by
+# perf/bench/summarize.py.
+#
+#   gnuplot -c perf/plot.gp RESULTS/medians.csv OUT.png RANKS [COLD]
+#
+# COLD is 0 (hot buffers, the default) or 1.
+if (ARGC < 3) { print "usage: gnuplot -c plot.gp medians.csv out.png ranks [cold]"; exit }
+data = ARG1
+out = ARG2
+ranks = ARG3
+cold = (ARGC >= 4) ? ARG4 : "0"
+
+# rows of one op/impl as "bytes avg_us", from columns op,ranks,bytes,cold,impl,avg_us
+sel(op, impl) = sprintf("< awk -F, '$1==\"%s\" && $2==%s && $4==%s && $5==\"%s\" {print $3, $6}' %s | sort -n", \
+                        op, ranks, cold, impl, data)
+
+set terminal pngcairo size 1500,950 font ",10"
+set output out
+set datafile separator " "
+set logscale xy
+set xtics ("1" 1, "16" 16, "256" 256, "4K" 4096, "64K" 65536, "1M" 1048576, "16M" 16777216)
+set format y "10^{%L}"
+set xlabel "bytes per block"
+set ylabel "latency (us)"
+set grid xtics ytics mxtics mytics lc rgb "#dddddd"
+set key bottom right opaque noenhanced
+set style line 1 lc rgb "#d62728" lw 2 pt 7 ps 0.6
+set style line 2 lc rgb "#1f77b4" lw 2 pt 5 ps 0.6
+set style line 3 lc rgb "#2ca02c" lw 2 pt 9 ps 0.6
+set style line 4 lc rgb "#777777" lw 1 dt 2
+
+ops = "alltoall alltoallv alltoallv_skew alltoallw allgather allgatherv"
+impls = "shmcoll openmpi mpich"
+set multiplot layout 2,3 title sprintf("shmcoll-bench, %s ranks, %s buffers: median latency (lower is better)", \
+                                       ranks, (cold eq "1") ? "cold" : "hot") font ",13"
+do for [o in ops] {
+  set title o noenhanced
+  # the bound: every rank copying at once; for the skewed alltoallv, whose
+  # bytes go mostly to one rank, that rank copying alone (memcpy1)
+  bop = (o eq "alltoallv_skew") ? "memcpy1" : "memcpy"
+  plot for [i=1:3] sel(o, word(impls, i)) using 1:2 with linespoints ls i title word(impls, i), \
+       "< awk -F, '$1==\"".bop."\" && $2==".ranks." && $4==".cold." {print $3, $6}' ".data." | sort -k1,1n -k2,2g | awk '$1!=p{print; p=$1}'" \
+       using 1:2 with lines ls 4 title bop." bound"
+}
+unset multiplot
