@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "dt/datatype.h"
+#include "dt/node.h"
 #include "dt/registry.h"
 
 namespace shmcoll::dt {
@@ -19,8 +20,16 @@ struct PairOf {
 
 // Builds the Type for a predefined handle.  Pair types (for MINLOC/MAXLOC)
 // have a hole between the value and the int, so they are not contiguous.
-Type makeBuiltin(int handle, const char* name, int64_t extent, std::vector<Block> blocks) {
+Type makeBuiltin(int handle, const char* name, int64_t extent, uint32_t align, std::vector<Block> blocks) {
   Type t;
+  t.align = align;
+  t.elements = blocks.size();  // pair types count as two basic elements (MPI_Get_elements)
+  t.combiner = kNamed;
+  std::vector<std::pair<int64_t, NodeP>> leaves;
+  for (const Block& b : blocks) leaves.emplace_back(0, leaf(b.disp, b.len));
+  t.root = list(std::move(leaves));
+  t.blocksComplete = true;
+  t.numBlocks = blocks.size();
   t.handle = handle;
   t.name = name;
   t.builtin = true;
@@ -32,19 +41,30 @@ Type makeBuiltin(int handle, const char* name, int64_t extent, std::vector<Block
   t.ub = extent;
   t.trueLb = t.blocks.front().disp;
   t.trueUb = t.blocks.back().disp + static_cast<int64_t>(t.blocks.back().len);
-  t.contiguous = t.blocks.size() == 1 && static_cast<int64_t>(t.size) == extent;
+  // blocks stay unmerged (MPI_2INT keeps two): MPI_Get_elements counts its elements by them.
+  t.contiguous = t.root->kind == Node::kLeaf && static_cast<int64_t>(t.size) == extent;
+  t.tier = t.contiguous ? Tier::kContig : Tier::kIrregular;
   return t;
+}
+
+// Alignment of a scalar, as the C ABI (x86-64 SysV) lays it out in a struct:
+// complex types align like their parts, long double to 16.
+uint32_t scalarAlign(int handle, int64_t sz) {
+  if (handle == MPI_C_FLOAT_COMPLEX || handle == MPI_CXX_FLOAT_COMPLEX) return alignof(float);
+  if (handle == MPI_C_DOUBLE_COMPLEX || handle == MPI_CXX_DOUBLE_COMPLEX) return alignof(double);
+  if (handle == MPI_C_LONG_DOUBLE_COMPLEX || handle == MPI_CXX_LONG_DOUBLE_COMPLEX) return alignof(long double);
+  return static_cast<uint32_t>(sz);
 }
 
 Type scalar(int handle, const char* name) {
   int64_t sz = static_cast<int64_t>(builtinSize(handle));
-  return makeBuiltin(handle, name, sz, {{0, static_cast<uint64_t>(sz)}});
+  return makeBuiltin(handle, name, sz, scalarAlign(handle, sz), {{0, static_cast<uint64_t>(sz)}});
 }
 
 template <class A, class B>
 Type pair(int handle, const char* name) {
   using P = PairOf<A, B>;
-  return makeBuiltin(handle, name, sizeof(P),
+  return makeBuiltin(handle, name, sizeof(P), alignof(P),
                      {{static_cast<int64_t>(offsetof(P, a)), sizeof(A)},
                       {static_cast<int64_t>(offsetof(P, b)), sizeof(B)}});
 }

@@ -1,6 +1,5 @@
 #include "dt/registry.h"
 
-#include <memory>
 #include <vector>
 
 namespace shmcoll::dt {
@@ -11,19 +10,26 @@ std::vector<Type*>& userTable() {
   static std::vector<Type*> t(1, nullptr);  // index 0 unused
   return t;
 }
+// Lowest free index hint: slots below it are all taken.
+size_t gFreeHint = 1;
 }  // namespace
 
+std::recursive_mutex& registryMutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 int registerType(Type* t) {
+  std::lock_guard<std::recursive_mutex> g(registryMutex());
   auto& tab = userTable();
-  for (size_t i = 1; i < tab.size(); ++i) {
-    if (!tab[i]) {
-      tab[i] = t;
-      t->handle = static_cast<int>(kUserKind | i);
-      return t->handle;
-    }
-  }
-  tab.push_back(t);
-  t->handle = static_cast<int>(kUserKind | (tab.size() - 1));
+  size_t i = gFreeHint;
+  while (i < tab.size() && tab[i]) ++i;
+  if (i == tab.size()) tab.push_back(nullptr);
+  tab[i] = t;
+  gFreeHint = i + 1;
+  t->handle = static_cast<int>(kUserKind | i);
+  t->handleRefs = 1;
+  ++t->refs;
   return t->handle;
 }
 
@@ -31,14 +37,31 @@ Type* userType(int handle) {
   uint32_t h = static_cast<uint32_t>(handle);
   if ((h & 0xff000000u) != kUserKind) return nullptr;
   uint32_t i = h & 0x00ffffffu;
+  std::lock_guard<std::recursive_mutex> g(registryMutex());
   auto& tab = userTable();
   return (i < tab.size()) ? tab[i] : nullptr;
 }
 
 void releaseHandle(int handle) {
-  uint32_t i = static_cast<uint32_t>(handle) & 0x00ffffffu;
-  auto& tab = userTable();
-  if (userType(handle)) tab[i] = nullptr;
+  Type* t = nullptr;
+  {
+    std::lock_guard<std::recursive_mutex> g(registryMutex());
+    t = userType(handle);
+    if (!t) return;
+    uint32_t i = static_cast<uint32_t>(handle) & 0x00ffffffu;
+    userTable()[i] = nullptr;
+    if (i < gFreeHint) gFreeHint = i;
+    t->handle = 0;
+    t->handleRefs = 0;
+  }
+  release(t);
+}
+
+size_t liveHandles() {
+  std::lock_guard<std::recursive_mutex> g(registryMutex());
+  size_t n = 0;
+  for (Type* t : userTable()) n += t != nullptr;
+  return n;
 }
 
 const Type* fromHandle(int handle) {

@@ -2,6 +2,8 @@
 // user-created ones in a growable table indexed by the low bits of the handle.
 #pragma once
 
+#include <mutex>
+
 #include "dt/datatype.h"
 
 namespace shmcoll::dt {
@@ -9,11 +11,18 @@ namespace shmcoll::dt {
 // The predefined type for `handle`, or nullptr.
 const Type* builtinType(int handle);
 
-// Registers a user type and returns its new handle (0x32000000 | index).
+// Registers a user type, takes a reference for the handle (refs + 1,
+// handleRefs = 1) and returns its new handle (0x32000000 | index).
 int registerType(Type* t);
 // The user type behind `handle` (committed or not), or nullptr.
 Type* userType(int handle);
-// Drops the handle; the Type itself is freed once nothing references it.
+// Drops the handle and its reference; the Type itself is freed once nothing
+// references it.
 void releaseHandle(int handle);
+// Number of live user handles (tests check for leaks).
+size_t liveHandles();
+
+// Guards the handle table and the reference counts.
+std::recursive_mutex& registryMutex();
 
 }  // namespace shmcoll::dt
