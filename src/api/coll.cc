@@ -18,6 +18,18 @@ const dt::Type* kByte() {
 
 // ---- argument checks --------------------------------------------------------
 
+#define CHECK_ARG(expr)             \
+  do {                              \
+    if (int rc_ = (expr)) return rc_; \
+  } while (0)
+
+// One side of the uniform operations: a buffer, and every block `count` elements of `type`.
+struct Side {
+  const char* buf;
+  const dt::Type* type;
+  int64_t ext;
+};
+
 struct Checker {
   MPI_Comm comm;
   const char* fn;
@@ -60,12 +72,38 @@ struct Checker {
       return api::raisef(comm, fn, MPI_ERR_BUFFER, "recvbuf = MPI_IN_PLACE is not allowed (only sendbuf may be)");
     return MPI_SUCCESS;
   }
+  // The receive side of alltoall/allgather: n blocks of recvcount elements.
+  int uniformRecv(const void* recvbuf, int recvcount, MPI_Datatype recvtype, uint32_t n, Side* out) const {
+    CHECK_ARG(recvNotInPlace(recvbuf));
+    CHECK_ARG(count("recvcount", recvcount));
+    CHECK_ARG(type("recvtype", recvtype, &out->type));
+    CHECK_ARG(buffer("recvbuf", recvbuf, uint64_t{n} * recvcount, out->type));
+    out->buf = static_cast<const char*>(recvbuf);
+    out->ext = out->type->extent();
+    return MPI_SUCCESS;
+  }
+  // A send side of `blocks` blocks of sendcount elements (not MPI_IN_PLACE).
+  int uniformSend(const void* sendbuf, int sendcount, MPI_Datatype sendtype, uint64_t blocks, Side* out) const {
+    CHECK_ARG(count("sendcount", sendcount));
+    CHECK_ARG(type("sendtype", sendtype, &out->type));
+    CHECK_ARG(buffer("sendbuf", sendbuf, blocks * sendcount, out->type));
+    out->buf = static_cast<const char*>(sendbuf);
+    out->ext = out->type->extent();
+    return MPI_SUCCESS;
+  }
+  // One side of the v operations: per-peer counts and displacements, one type.
+  int vectorSide(const char* bufName, const void* buf, const char* countsName, const int* counts,
+                 const char* displsName, const int* displs, const char* typeName, MPI_Datatype t, uint32_t n,
+                 Side* out) const {
+    CHECK_ARG(this->counts(countsName, counts, n));
+    CHECK_ARG(array(displsName, displs));
+    CHECK_ARG(type(typeName, t, &out->type));
+    for (uint32_t p = 0; p < n; ++p) CHECK_ARG(buffer(bufName, buf, counts[p], out->type));
+    out->buf = static_cast<const char*>(buf);
+    out->ext = out->type->extent();
+    return MPI_SUCCESS;
+  }
 };
-
-#define CHECK_ARG(expr)             \
-  do {                              \
-    if (int rc_ = (expr)) return rc_; \
-  } while (0)
 
 #define COMM_OR_FAIL(c, h, fn)                                                                                    \
   SHMCOLL_REQUIRE(api::active(), api::kNoComm, fn, MPI_ERR_OTHER, "called outside MPI_Init ... MPI_Finalize"); \
@@ -74,12 +112,6 @@ struct Checker {
                   (h) == MPI_COMM_NULL ? " (MPI_COMM_NULL)" : "")
 
 // ---- per-peer block descriptions -----------------------------------------------
-
-struct Side {
-  const char* buf;
-  const dt::Type* type;
-  int64_t ext;
-};
 
 class AlltoallArgs : public coll::ExchangeArgs {
  public:
@@ -179,22 +211,13 @@ SHMCOLL_API(int, MPI_Alltoall,
   const uint32_t n = c->team.size();
   AlltoallArgs a;
   a.op = coll::Op::kAlltoall;
-  CHECK_ARG(k.recvNotInPlace(recvbuf));
-  CHECK_ARG(k.count("recvcount", recvcount));
-  CHECK_ARG(k.type("recvtype", recvtype, &a.r.type));
-  CHECK_ARG(k.buffer("recvbuf", recvbuf, uint64_t{n} * recvcount, a.r.type));
-  if (!inPlace) {
-    CHECK_ARG(k.count("sendcount", sendcount));
-    CHECK_ARG(k.type("sendtype", sendtype, &a.s.type));
-    CHECK_ARG(k.buffer("sendbuf", sendbuf, uint64_t{n} * sendcount, a.s.type));
-  }
-  a.r = {static_cast<const char*>(recvbuf), a.r.type, a.r.type->extent()};
+  CHECK_ARG(k.uniformRecv(recvbuf, recvcount, recvtype, n, &a.r));
   a.rc = static_cast<uint64_t>(recvcount);
   if (inPlace) {
     a.s = a.r;
     a.sc = a.rc;
   } else {
-    a.s = {static_cast<const char*>(sendbuf), a.s.type, a.s.type->extent()};
+    CHECK_ARG(k.uniformSend(sendbuf, sendcount, sendtype, n, &a.s));
     a.sc = static_cast<uint64_t>(sendcount);
   }
   return run(c, fn, a, inPlace);
@@ -211,17 +234,8 @@ SHMCOLL_API(int, MPI_Alltoallv,
   AlltoallvArgs a;
   a.op = coll::Op::kAlltoallv;
   CHECK_ARG(k.recvNotInPlace(recvbuf));
-  CHECK_ARG(k.counts("recvcounts", recvcounts, n));
-  CHECK_ARG(k.array("rdispls", rdispls));
-  CHECK_ARG(k.type("recvtype", recvtype, &a.r.type));
-  for (uint32_t p = 0; p < n; ++p) CHECK_ARG(k.buffer("recvbuf", recvbuf, recvcounts[p], a.r.type));
-  if (!inPlace) {
-    CHECK_ARG(k.counts("sendcounts", sendcounts, n));
-    CHECK_ARG(k.array("sdispls", sdispls));
-    CHECK_ARG(k.type("sendtype", sendtype, &a.s.type));
-    for (uint32_t p = 0; p < n; ++p) CHECK_ARG(k.buffer("sendbuf", sendbuf, sendcounts[p], a.s.type));
-  }
-  a.r = {static_cast<const char*>(recvbuf), a.r.type, a.r.type->extent()};
+  CHECK_ARG(k.vectorSide("recvbuf", recvbuf, "recvcounts", recvcounts, "rdispls", rdispls, "recvtype", recvtype, n,
+                         &a.r));
   a.rcounts = recvcounts;
   a.rdispls = rdispls;
   if (inPlace) {
@@ -229,7 +243,8 @@ SHMCOLL_API(int, MPI_Alltoallv,
     a.scounts = recvcounts;
     a.sdispls = rdispls;
   } else {
-    a.s = {static_cast<const char*>(sendbuf), a.s.type, a.s.type->extent()};
+    CHECK_ARG(k.vectorSide("sendbuf", sendbuf, "sendcounts", sendcounts, "sdispls", sdispls, "sendtype", sendtype, n,
+                           &a.s));
     a.scounts = sendcounts;
     a.sdispls = sdispls;
   }
@@ -296,19 +311,12 @@ SHMCOLL_API(int, MPI_Allgather,
   AllgatherArgs a;
   a.op = coll::Op::kAllgather;
   a.broadcast = true;
-  CHECK_ARG(k.recvNotInPlace(recvbuf));
-  CHECK_ARG(k.count("recvcount", recvcount));
-  CHECK_ARG(k.type("recvtype", recvtype, &a.r.type));
-  CHECK_ARG(k.buffer("recvbuf", recvbuf, uint64_t{n} * recvcount, a.r.type));
+  CHECK_ARG(k.uniformRecv(recvbuf, recvcount, recvtype, n, &a.r));
+  a.rc = static_cast<uint64_t>(recvcount);
   if (!inPlace) {
-    CHECK_ARG(k.count("sendcount", sendcount));
-    CHECK_ARG(k.type("sendtype", sendtype, &a.s.type));
-    CHECK_ARG(k.buffer("sendbuf", sendbuf, sendcount, a.s.type));
-    a.s = {static_cast<const char*>(sendbuf), a.s.type, a.s.type->extent()};
+    CHECK_ARG(k.uniformSend(sendbuf, sendcount, sendtype, 1, &a.s));
     a.sc = static_cast<uint64_t>(sendcount);
   }
-  a.r = {static_cast<const char*>(recvbuf), a.r.type, a.r.type->extent()};
-  a.rc = static_cast<uint64_t>(recvcount);
   a.inPlace = inPlace;
   a.me = c->team.rank;
   return run(c, fn, a, inPlace);
@@ -326,18 +334,12 @@ SHMCOLL_API(int, MPI_Allgatherv,
   a.op = coll::Op::kAllgatherv;
   a.broadcast = true;
   CHECK_ARG(k.recvNotInPlace(recvbuf));
-  CHECK_ARG(k.counts("recvcounts", recvcounts, n));
-  CHECK_ARG(k.array("displs", displs));
-  CHECK_ARG(k.type("recvtype", recvtype, &a.r.type));
-  for (uint32_t p = 0; p < n; ++p) CHECK_ARG(k.buffer("recvbuf", recvbuf, recvcounts[p], a.r.type));
+  CHECK_ARG(k.vectorSide("recvbuf", recvbuf, "recvcounts", recvcounts, "displs", displs, "recvtype", recvtype, n,
+                         &a.r));
   if (!inPlace) {
-    CHECK_ARG(k.count("sendcount", sendcount));
-    CHECK_ARG(k.type("sendtype", sendtype, &a.s.type));
-    CHECK_ARG(k.buffer("sendbuf", sendbuf, sendcount, a.s.type));
-    a.s = {static_cast<const char*>(sendbuf), a.s.type, a.s.type->extent()};
+    CHECK_ARG(k.uniformSend(sendbuf, sendcount, sendtype, 1, &a.s));
     a.sc = static_cast<uint64_t>(sendcount);
   }
-  a.r = {static_cast<const char*>(recvbuf), a.r.type, a.r.type->extent()};
   a.rcounts = recvcounts;
   a.displs = displs;
   a.inPlace = inPlace;
