@@ -27,12 +27,22 @@ void futexWakeAll(std::atomic<uint32_t>* word);
 
 // Wakes rank `peer` if it is asleep.  Call after the release-store that made
 // the peer's condition true.
-inline void wakePeer(segment::RankCtl* peer) {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+inline void wakeIfSleeping(segment::RankCtl* peer) {
   if (__builtin_expect(peer->sleeping.load(std::memory_order_relaxed) != 0, 0)) {
     peer->wake.fetch_add(1, std::memory_order_relaxed);
     futexWakeAll(&peer->wake);
   }
+}
+inline void wakePeer(segment::RankCtl* peer) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  wakeIfSleeping(peer);
+}
+// Wakes every rank in world[members[i]] except `skip`, after one fence.
+template <class Members, class CtlOf>
+void wakeAll(const Members& members, uint32_t skip, CtlOf&& ctlOf) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (uint32_t i = 0; i < members.size(); ++i)
+    if (i != skip) wakeIfSleeping(ctlOf(members[i]));
 }
 
 // Wait policy, fixed at start-up.

@@ -150,8 +150,7 @@ class Run {
     }
     // Everything addressed to us has been read: release the senders.
     seg_.ctx(e_.rank, ctx_)->consumed.v.store(seq_, std::memory_order_release);
-    for (uint32_t p = 0; p < n; ++p)
-      if (p != me_) channel::wakePeer(seg_.ctl(team_.members[p]));
+    channel::wakeAll(team_.members, me_, [&](uint32_t r) { return seg_.ctl(r); });
     if (anyCma_) {
       // Our user buffer is being read in place: stay until every reader is done.
       for (uint32_t p = 0; p < n; ++p) {
@@ -234,8 +233,7 @@ class Run {
     partIdx_ = 0;
     partCursorFor_ = UINT32_MAX;
     seg_.ctx(e_.rank, ctx_)->posted.v.store(seq_, std::memory_order_release);
-    for (uint32_t p = 0; p < n; ++p)
-      if (p != me_) channel::wakePeer(seg_.ctl(team_.members[p]));
+    channel::wakeAll(team_.members, me_, [&](uint32_t r) { return seg_.ctl(r); });
     return 0;
   }
 
@@ -287,10 +285,10 @@ class Run {
       h->bytes = end - begin;
       h->tag.store(makeTag(seq_, ctx_, k), std::memory_order_release);
       if (a_.broadcast) {
-        for (uint32_t p = 0; p < team_.size(); ++p)
-          if (p != me_) channel::wakePeer(seg_.ctl(team_.members[p]));
+        channel::wakeAll(team_.members, me_, [&](uint32_t r) { return seg_.ctl(r); });
       } else {
-        for (uint32_t p : firstWake_) channel::wakePeer(seg_.ctl(team_.members[p]));
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        for (uint32_t p : firstWake_) channel::wakeIfSleeping(seg_.ctl(team_.members[p]));
       }
       ++nextChunk_;
       moved = true;
