@@ -383,6 +383,21 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
                MPI_Comm comm);
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
 
+/* ---- point-to-point and requests ---- */
+/* (end of point-to-point and requests) */
+
+/* ---- reduction operations (MPI_Op) ---- */
+/* (end of reduction operations (MPI_Op)) */
+
+/* ---- rooted and reducing collectives, big-count (_c) functions ---- */
+/* (end of rooted and reducing collectives, big-count (_c) functions) */
+
+/* ---- info objects ---- */
+/* (end of info objects) */
+
+/* ---- attributes, keyvals and object names ---- */
+/* (end of attributes, keyvals and object names) */
+
 /* ---- profiling interface: every MPI_X is also PMPI_X ---------------------- */
 int PMPI_Init(int *argc, char ***argv);
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided);
@@ -480,6 +495,21 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
                 MPI_Comm comm);
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+
+/* ---- PMPI: point-to-point and requests ---- */
+/* (end of PMPI: point-to-point and requests) */
+
+/* ---- PMPI: reduction operations (MPI_Op) ---- */
+/* (end of PMPI: reduction operations (MPI_Op)) */
+
+/* ---- PMPI: rooted and reducing collectives, big-count (_c) functions ---- */
+/* (end of PMPI: rooted and reducing collectives, big-count (_c) functions) */
+
+/* ---- PMPI: info objects ---- */
+/* (end of PMPI: info objects) */
+
+/* ---- PMPI: attributes, keyvals and object names ---- */
+/* (end of PMPI: attributes, keyvals and object names) */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,38 @@
+// Reduction operations: the predefined MPI_Op set and user functions.
+//
+// Buffers are in the datatype's memory layout (count elements, each `extent`
+// bytes apart, as a user function sees them), never in packed form.  The
+// predefined operations accept a predefined datatype of a class the standard
+// allows for that operation, the pair types for MPI_MAXLOC/MPI_MINLOC, and a
+// derived datatype whose type map holds only one such predefined type (e.g. a
+// contiguous or vector of MPI_DOUBLE), which they walk element by element.
+//
+// Order: apply() computes inout[i] = in[i] (op) inout[i], the order the
+// standard gives user functions; a non-commutative reduction over ranks
+// 0..n-1 is a0 (op) (a1 (op) (... (op) a(n-1))), so callers fold from the
+// highest rank down with the lower rank's data as `in`.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace shmcoll::op {
+
+// True for a valid MPI_Op handle (predefined or user, not freed; not MPI_OP_NULL).
+bool valid(MPI_Op op);
+// Commutativity (predefined operations are all commutative).
+bool commutative(MPI_Op op);
+
+// Returns 0 when `op` may be applied to `type`; otherwise records a reason
+// with shmcoll::fail() (naming the operation and the type) and returns the
+// error class (MPI_ERR_OP for an invalid handle or a predefined operation not
+// defined on that type, MPI_ERR_TYPE for an invalid or uncommitted type).
+int check(MPI_Op op, MPI_Datatype type);
+
+// inout[i] = in[i] (op) inout[i] for `count` elements of `type`.  `check`
+// must have accepted (op, type).  Calls a user function in pieces of at most
+// INT_MAX elements.  MPI_REPLACE copies in to inout; MPI_NO_OP leaves inout.
+void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype type);
+
+}  // namespace shmcoll::op
