@@ -8,6 +8,8 @@
 // lives in its own file with a comment saying how it works and what it costs.
 #pragma once
 
+#include <mpi.h>
+
 #include <cstdint>
 
 #include "coll/engine.h"
@@ -23,7 +25,14 @@ struct Block {
   uint64_t bytes() const { return count * type->size; }
 };
 
-enum class Op { kAlltoall, kAlltoallv, kAlltoallw, kAllgather, kAllgatherv, kCount };
+// The operation an exchange belongs to (algorithm forcing and SHMCOLL_VERBOSE
+// go by it; the reducing collectives run their exchanges under their own name).
+enum class Op {
+  kAlltoall, kAlltoallv, kAlltoallw, kAllgather, kAllgatherv,
+  kBcast, kGather, kGatherv, kScatter, kScatterv,
+  kReduce, kAllreduce, kReduceScatter, kReduceScatterBlock, kScan, kExscan,
+  kCount
+};
 const char* opName(Op op);
 
 // What one rank contributes to an exchange.  Indexed by team rank.
@@ -34,6 +43,14 @@ class ExchangeArgs {
   virtual ~ExchangeArgs() = default;
   virtual Block send(uint32_t peer) const = 0;
   virtual Block recv(uint32_t peer) const = 0;
+  // Pairs that the operation leaves empty by definition, on both sides (the
+  // non-root ranks of a rooted collective exchange nothing with each other):
+  // the engine skips them without publishing or reading a table entry, so a
+  // rooted operation costs O(1) control traffic on a non-root rank.  When
+  // `allPairs` is false, sends(p) on rank i must equal receives(i) on rank p.
+  bool allPairs = true;
+  virtual bool sends(uint32_t peer) const { return true; }
+  virtual bool receives(uint32_t peer) const { return true; }
 };
 
 // Runs the exchange with the algorithm the registry picks.
@@ -41,6 +58,30 @@ class ExchangeArgs {
 // disagrees with ours (no byte is written outside our receive blocks, and
 // every rank still returns), or another error class.
 int exchange(Team& team, const ExchangeArgs& args);
+
+// The reducing collectives (reduce.cc).  `in` is this rank's contribution,
+// `count` elements of `type` laid out as in a user buffer, or nullptr when it
+// is already in `out` (MPI_IN_PLACE).  `dtype` is the handle of `type` (user
+// operations receive it); `op` must have passed op::check for it.
+struct Reduction {
+  const void* in = nullptr;
+  void* out = nullptr;
+  uint64_t count = 0;
+  const dt::Type* type = nullptr;
+  MPI_Datatype dtype = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+};
+// out = in_0 (op) in_1 (op) ... (op) in_{n-1} on every rank.
+int allreduce(Team& team, const Reduction& r);
+// The same, on `root` only (out is not touched elsewhere).
+int reduce(Team& team, const Reduction& r, uint32_t root);
+// Element block p (counts[p] elements, in rank order) of the reduction lands
+// in `out` on rank p; r.count is the sum of counts.  `block` says whether the
+// caller is MPI_Reduce_scatter_block (for algorithm naming).
+int reduceScatter(Team& team, const Reduction& r, const uint64_t* counts, bool block);
+// out = in_0 (op) ... (op) in_me (inclusive) or ... in_{me-1} (exclusive; rank
+// 0's out is not touched).
+int scan(Team& team, const Reduction& r, bool exclusive);
 
 // Dissemination barrier over the team.
 int barrier(Team& team);

@@ -154,7 +154,7 @@ class Run {
     if (anyCma_) {
       // Our user buffer is being read in place: stay until every reader is done.
       for (uint32_t p = 0; p < n; ++p) {
-        if (p == me_) continue;
+        if (p == me_ || !sendsTo(p)) continue;
         segment::Line64& c = seg_.ctx(team_.members[p], ctx_)->consumed;
         SHMCOLL_CHECK(channel::waitUntil(e_.self(), [&] { return c.v.load(std::memory_order_acquire) >= seq_; }));
       }
@@ -185,7 +185,8 @@ class Run {
     use.seq = seq_;
     use.readers.clear();
     for (uint32_t p = 0; p < n; ++p)
-      if (p != me_) use.readers.push_back(team_.members[p]);
+      if (p != me_ && sendsTo(p)) use.readers.push_back(team_.members[p]);
+    nReaders_ = static_cast<uint32_t>(use.readers.size());
 
     TableEntry* tab = seg_.table(e_.rank, t);
     parts_.clear();
@@ -197,20 +198,21 @@ class Run {
       dt::Cursor cur(b.buf, b.count, b.type);
       bool cma = useCma(bytes, cur);
       for (uint32_t p = 0; p < n; ++p) {
-        if (p == me_) continue;
+        if (p == me_ || !sendsTo(p)) continue;
         if (cma)
           tab[p] = {bytes | kTableCma, reinterpret_cast<uint64_t>(cur.contiguousBase())};
         else
           tab[p] = {bytes, 0};
       }
-      anyCma_ = cma;
-      if (!cma && bytes) {
+      anyCma_ = cma && nReaders_ > 0;
+      if (!cma && bytes && nReaders_ > 0) {
         parts_.push_back({me_, 0, bytes});
         streamBytes_ = bytes;
       }
     } else {
       for (uint32_t d = 1; d < n; ++d) {
         uint32_t p = (me_ + d) % n;
+        if (!sendsTo(p)) continue;
         Block b = a_.send(p);
         uint64_t bytes = b.bytes();
         if (bytes == 0) {
@@ -236,6 +238,9 @@ class Run {
     channel::wakeAll(team_.members, me_, [&](uint32_t r) { return seg_.ctl(r); });
     return 0;
   }
+
+  bool sendsTo(uint32_t p) const { return a_.allPairs || a_.sends(p); }
+  bool receivesFrom(uint32_t p) const { return a_.allPairs || a_.receives(p); }
 
   bool useCma(uint64_t bytes, const dt::Cursor& cur) const {
     return prm_.allowCma && e_.cma && bytes > 0 && bytes >= prm_.cmaMin && cur.contiguous();
@@ -276,7 +281,7 @@ class Run {
         ++readers;
         firstWake_.push_back(pt.peer);
       }
-      if (a_.broadcast) readers = team_.size() - 1;
+      if (a_.broadcast) readers = nReaders_;
       e_.slotExpected[s] = readers;
       h->acks.store(0, std::memory_order_relaxed);
       h->seq = seq_;
@@ -309,7 +314,10 @@ class Run {
   void initConsumer() {
     const uint32_t n = team_.size();
     from_.clear();
-    for (uint32_t d = 1; d < n; ++d) from_.push_back({(me_ + n - d) % n, kWaitPosted, 0, 0, 0, 0, {}});
+    for (uint32_t d = 1; d < n; ++d) {
+      const uint32_t q = (me_ + n - d) % n;
+      if (receivesFrom(q)) from_.push_back({q, kWaitPosted, 0, 0, 0, 0, {}});
+    }
   }
 
   bool consumerDone() const { return from_.empty(); }
@@ -409,6 +417,7 @@ class Run {
   uint32_t partCursorFor_ = UINT32_MAX;
   dt::Cursor partCursor_;
   bool anyCma_ = false;
+  uint32_t nReaders_ = 0;  // peers that read what this rank publishes
   // consumer
   std::vector<From> from_;
   int mismatch_ = 0;

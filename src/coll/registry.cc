@@ -53,7 +53,11 @@ const Algorithm kAlgorithms[] = {
 };
 constexpr int kNumAlgorithms = sizeof kAlgorithms / sizeof kAlgorithms[0];
 
-const char* const kOpNames[] = {"alltoall", "alltoallv", "alltoallw", "allgather", "allgatherv"};
+const char* const kOpNames[] = {"alltoall", "alltoallv",      "alltoallw",      "allgather",
+                                "allgatherv", "bcast",         "gather",         "gatherv",
+                                "scatter",  "scatterv",        "reduce",         "allreduce",
+                                "reduce_scatter", "reduce_scatter_block", "scan", "exscan"};
+static_assert(sizeof kOpNames / sizeof kOpNames[0] == static_cast<size_t>(Op::kCount));
 
 // Forced algorithm per operation: -1 none.
 struct Choice {

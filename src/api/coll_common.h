@@ -1,0 +1,136 @@
+// Shared by the collective entry points (coll.cc, coll_rooted.cc,
+// coll_reduce.cc): argument checks that name the function and the argument,
+// and the hand-off to the engine.
+//
+// Each entry point exists twice, with int counts (MPI_X) and with MPI_Count
+// counts and MPI_Aint displacements (MPI-4 big count, MPI_X_c); both call one
+// template, so the checks are the same and the engine sees 64-bit counts.
+#pragma once
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "api/api.h"
+#include "coll/coll.h"
+#include "runtime/comm.h"
+
+namespace shmcoll::api {
+
+inline const dt::Type* byteType() {
+  static const dt::Type* t = dt::fromHandle(MPI_BYTE);
+  return t;
+}
+
+#define CHECK_ARG(expr)               \
+  do {                                \
+    if (int rc_ = (expr)) return rc_; \
+  } while (0)
+
+// One side of a uniform operation: a buffer whose blocks are `count` elements of `type`.
+struct Side {
+  const char* buf = nullptr;
+  const dt::Type* type = nullptr;
+  int64_t ext = 0;
+};
+
+struct Checker {
+  MPI_Comm comm;
+  const char* fn;
+
+  int type(const char* arg, MPI_Datatype h, const dt::Type** out) const {
+    const dt::Type* t = dt::fromHandle(h);
+    if (!t)
+      return raisef(comm, fn, MPI_ERR_TYPE, "%s = %#x is %s", arg, static_cast<unsigned>(h),
+                    h == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype");
+    if (!t->committed)
+      return raisef(comm, fn, MPI_ERR_TYPE, "%s is a derived datatype that was not committed (MPI_Type_commit)", arg);
+    *out = t;
+    return MPI_SUCCESS;
+  }
+  int count(const char* arg, int64_t n) const {
+    if (n < 0) return raisef(comm, fn, MPI_ERR_COUNT, "%s = %" PRId64 " is negative", arg, n);
+    return MPI_SUCCESS;
+  }
+  template <class C>
+  int counts(const char* arg, const C* v, uint32_t n) const {
+    if (!v) return raisef(comm, fn, MPI_ERR_ARG, "%s is NULL", arg);
+    for (uint32_t i = 0; i < n; ++i)
+      if (v[i] < 0)
+        return raisef(comm, fn, MPI_ERR_COUNT, "%s[%u] = %" PRId64 " is negative", arg, i, static_cast<int64_t>(v[i]));
+    return MPI_SUCCESS;
+  }
+  int array(const char* arg, const void* v) const {
+    if (!v) return raisef(comm, fn, MPI_ERR_ARG, "%s is NULL", arg);
+    return MPI_SUCCESS;
+  }
+  // A null buffer is an error when it must hold data; with MPI_BOTTOM and a
+  // type of absolute addresses (true lower bound not 0) it is fine.
+  int buffer(const char* arg, const void* buf, uint64_t count, const dt::Type* t) const {
+    if (!buf && count > 0 && t->size > 0 && t->trueLb == 0)
+      return raisef(comm, fn, MPI_ERR_BUFFER, "%s is NULL but %llu elements are to be moved", arg,
+                    (unsigned long long)count);
+    return MPI_SUCCESS;
+  }
+  int notInPlace(const char* arg, const void* buf) const {
+    if (buf == MPI_IN_PLACE)
+      return raisef(comm, fn, MPI_ERR_BUFFER, "%s = MPI_IN_PLACE is not allowed here", arg);
+    return MPI_SUCCESS;
+  }
+  int recvNotInPlace(const void* recvbuf) const {
+    if (recvbuf == MPI_IN_PLACE)
+      return raisef(comm, fn, MPI_ERR_BUFFER, "recvbuf = MPI_IN_PLACE is not allowed (only sendbuf may be)");
+    return MPI_SUCCESS;
+  }
+  int root(int r, uint32_t n) const {
+    if (r < 0 || static_cast<uint32_t>(r) >= n)
+      return raisef(comm, fn, MPI_ERR_ROOT, "root = %d is not a rank of the communicator (size %u)", r, n);
+    return MPI_SUCCESS;
+  }
+  // `blocks` blocks of `count` elements of `type` in `buf` (not MPI_IN_PLACE).
+  int uniform(const char* bufName, const void* buf, const char* countName, int64_t cnt, const char* typeName,
+              MPI_Datatype t, uint64_t blocks, Side* out) const {
+    CHECK_ARG(count(countName, cnt));
+    CHECK_ARG(type(typeName, t, &out->type));
+    CHECK_ARG(buffer(bufName, buf, blocks * static_cast<uint64_t>(cnt), out->type));
+    out->buf = static_cast<const char*>(buf);
+    out->ext = out->type->extent();
+    return MPI_SUCCESS;
+  }
+  // One side of a v operation: per-peer counts and displacements, one type.
+  template <class C, class D>
+  int vectorSide(const char* bufName, const void* buf, const char* countsName, const C* cnts,
+                 const char* displsName, const D* displs, const char* typeName, MPI_Datatype t, uint32_t n,
+                 Side* out) const {
+    CHECK_ARG(counts(countsName, cnts, n));
+    CHECK_ARG(array(displsName, displs));
+    CHECK_ARG(type(typeName, t, &out->type));
+    for (uint32_t p = 0; p < n; ++p) CHECK_ARG(buffer(bufName, buf, static_cast<uint64_t>(cnts[p]), out->type));
+    out->buf = static_cast<const char*>(buf);
+    out->ext = out->type->extent();
+    return MPI_SUCCESS;
+  }
+};
+
+// Block p of a uniform side and of a v side.
+inline coll::Block uniformBlock(const Side& s, uint64_t count, uint32_t p) {
+  return {s.buf + s.ext * static_cast<int64_t>(p * count), count, s.type};
+}
+template <class C, class D>
+coll::Block vectorBlock(const Side& s, const C* counts, const D* displs, uint32_t p) {
+  return {s.buf + s.ext * static_cast<int64_t>(displs[p]), static_cast<uint64_t>(counts[p]), s.type};
+}
+
+// Runs an exchange and routes a failure through the communicator's handler.
+inline int runExchange(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a) {
+  if (int rc = coll::exchange(c->team, a)) return raise(c->handle, fn, rc);
+  return MPI_SUCCESS;
+}
+
+}  // namespace shmcoll::api
+
+#define COMM_OR_FAIL(c, h, fn)                                                                                   \
+  SHMCOLL_REQUIRE(::shmcoll::api::active(), ::shmcoll::api::kNoComm, fn, MPI_ERR_OTHER,                          \
+                  "called outside MPI_Init ... MPI_Finalize");                                                   \
+  ::shmcoll::rt::Comm* c = ::shmcoll::rt::comm(h);                                                               \
+  SHMCOLL_REQUIRE(c, h, fn, MPI_ERR_COMM, "comm = %#x is not a valid communicator%s", static_cast<unsigned>(h), \
+                  (h) == MPI_COMM_NULL ? " (MPI_COMM_NULL)" : "")
