@@ -1,12 +1,17 @@
 /*
  * shmcoll-bench -- an OSU-style benchmark of the all-to-all and all-gather
- * collectives, and of the memory-copy bandwidth that bounds them.
+ * collectives, of MPI_Bcast, MPI_Reduce and MPI_Allreduce, and of the
+ * memory-copy bandwidth that bounds them.
  *
- * Written against the standard MPI C API only, and only the part of it that
- * shmcoll has: Init/Finalize, Comm_rank/size, Barrier, Wtime, Alltoall(v,w),
- * Allgather(v), MPI_Abort.  No MPI_Reduce: the per-rank times are combined
- * with MPI_Allgather.  The same source builds against shmcoll, Open MPI and
- * MPICH; the implementation's name is taken from mpi.h at compile time.
+ * Written against the standard MPI C API only: Init/Finalize, Comm_rank/size,
+ * Barrier, Wtime, Alltoall(v,w), Allgather(v), Bcast, Reduce, Allreduce,
+ * MPI_Abort.  The per-rank times are combined with MPI_Allgather.  The same
+ * source builds against shmcoll, Open MPI and MPICH; the implementation's
+ * name is taken from mpi.h at compile time.
+ *
+ * Bcast and reduce use root 0.  Reduce and allreduce add `bytes / 8`
+ * MPI_DOUBLEs with MPI_SUM (sizes under 8 bytes are skipped); the values are
+ * small integers, so the sums are exact and checked exactly.
  *
  * Method, per (operation, block size, cache mode):
  *   1. one validation call on region 0 of the buffer arena, whose result is
@@ -79,17 +84,24 @@ enum {
   OP_ALLTOALLW,
   OP_ALLGATHER,
   OP_ALLGATHERV,
+  OP_BCAST,     /* root 0 */
+  OP_REDUCE,    /* MPI_DOUBLE, MPI_SUM, root 0 */
+  OP_ALLREDUCE, /* MPI_DOUBLE, MPI_SUM */
   OP_MEMCPY,  /* all ranks copy their receive volume concurrently */
   OP_MEMCPY1, /* rank 0 alone copies it */
   OP_COUNT
 };
-static const char *const kOpNames[OP_COUNT] = {"alltoall",   "alltoallv", "alltoallv_skew", "alltoallw",
-                                               "allgather",  "allgatherv", "memcpy",        "memcpy1"};
+static const char *const kOpNames[OP_COUNT] = {"alltoall", "alltoallv", "alltoallv_skew", "alltoallw",
+                                               "allgather", "allgatherv", "bcast", "reduce", "allreduce",
+                                               "memcpy", "memcpy1"};
 #define OPS_COLL ((1u << OP_MEMCPY) - 1)
 #define OPS_DEFAULT (OPS_COLL | (1u << OP_MEMCPY) | (1u << OP_MEMCPY1))
 
 static int is_copy_op(int op) { return op == OP_MEMCPY || op == OP_MEMCPY1; }
 static int is_gather_op(int op) { return op == OP_ALLGATHER || op == OP_ALLGATHERV; }
+/* One buffer of `bytes` per rank, not one block per peer. */
+static int is_single_op(int op) { return op == OP_BCAST || op == OP_REDUCE || op == OP_ALLREDUCE; }
+static int is_reduce_op(int op) { return op == OP_REDUCE || op == OP_ALLREDUCE; }
 
 /* ---- options ----------------------------------------------------------------- */
 typedef struct {
@@ -168,8 +180,8 @@ static void usage(void) {
   printf(
       "usage: shmcoll-bench [options]\n"
       "  --op LIST         comma-separated: alltoall alltoallv alltoallv_skew alltoallw allgather\n"
-      "                    allgatherv memcpy memcpy1, or coll (the six collectives)\n"
-      "                    (default, and all: the six collectives, memcpy and memcpy1)\n"
+      "                    allgatherv bcast reduce allreduce memcpy memcpy1, or coll (the nine\n"
+      "                    collectives) (default, and all: the collectives, memcpy and memcpy1)\n"
       "  --min-size SIZE   smallest block in bytes, e.g. 1, 4K (default 1)\n"
       "  --max-size SIZE   largest block, e.g. 16M (default 16M; 1M with --quick)\n"
       "  --sizes LIST      explicit comma-separated block sizes instead of powers of two\n"
@@ -358,7 +370,12 @@ typedef struct {
 } Layout;
 
 static void rank_volumes(int op, int r, int n, size_t s, size_t *send, size_t *recv) {
-  if (is_gather_op(op)) {
+  if (is_single_op(op)) {
+    /* what lands in this rank's buffer: bcast and reduce deliver to one side only */
+    int gets = op == OP_ALLREDUCE || (op == OP_BCAST && r != 0) || (op == OP_REDUCE && r == 0) || n == 1;
+    *send = s;
+    *recv = gets ? s : 0;
+  } else if (is_gather_op(op)) {
     *send = s;
     *recv = (size_t)n * s;
   } else if (is_copy_op(op)) {
@@ -396,7 +413,7 @@ static void layout_init(Layout *L, int op, size_t s) {
     }
   }
   if (op == OP_MEMCPY1) L->recv_total = (double)L->recv_max; /* one rank copies */
-  if (!L->fits_int) return;
+  if (!L->fits_int || is_single_op(op)) return;
   size_t so = 0, ro = 0;
   for (int p = 0; p < n; p++) {
     size_t sc = is_gather_op(op) ? s : pair_bytes(op, me, p, n, s);
@@ -438,8 +455,20 @@ static inline size_t next_off(size_t off, size_t len) {
   return nx + 64 > len ? len - 64 : nx;
 }
 
+/* Reductions: rank r contributes (r + 1) * v(i) at double i, so the sum is
+ * n (n + 1) / 2 * v(i), exact in double precision. */
+static double red_value(size_t i) { return (double)(i % 1021) + 1.0; }
+static size_t red_count(const Layout *L) { return L->s / sizeof(double); }
+static int red_gets(const Layout *L) { return L->op == OP_ALLREDUCE || g_rank == 0; }
+
 static void fill_send(const Layout *L, char *sb) {
   int n = g_nranks, me = g_rank;
+  if (L->op == OP_BCAST) return; /* the data is in the receive buffer of the root: poison_recv */
+  if (is_reduce_op(L->op)) {
+    double *d = (double *)sb;
+    for (size_t i = 0; i < red_count(L); i++) d[i] = (me + 1) * red_value(i);
+    return;
+  }
   if (is_gather_op(L->op)) {
     for (size_t o = 0; o < L->s; o = next_off(o, L->s)) sb[o] = (char)pattern(me, 0, o);
     return;
@@ -452,6 +481,16 @@ static void fill_send(const Layout *L, char *sb) {
 /* Writes the complement of the expected byte at every checked offset, so a
  * byte the collective fails to deliver cannot pass by chance. */
 static void poison_recv(const Layout *L, char *rb) {
+  if (L->op == OP_BCAST) {
+    for (size_t o = 0; o < L->s; o = next_off(o, L->s))
+      rb[o] = (char)(g_rank == 0 ? pattern(0, 0, o) : ~pattern(0, 0, o));
+    return;
+  }
+  if (is_reduce_op(L->op)) {
+    double *d = (double *)rb;
+    for (size_t i = 0; i < red_count(L); i++) d[i] = -1.0;
+    return;
+  }
   for (int p = 0; p < g_nranks; p++) {
     size_t len = (size_t)L->rcounts[p];
     char *blk = rb + L->rdispls[p];
@@ -463,6 +502,27 @@ static void poison_recv(const Layout *L, char *rb) {
 /* Returns the number of wrong bytes at the checked offsets. */
 static long check_recv(const Layout *L, const char *rb) {
   long bad = 0;
+  if (L->op == OP_BCAST) {
+    for (size_t o = 0; o < L->s; o = next_off(o, L->s)) {
+      unsigned char want = pattern(0, 0, o);
+      if ((unsigned char)rb[o] != want && bad++ < 3)
+        fprintf(stderr, "shmcoll-bench: bcast %zu B: rank %d got 0x%02x, want 0x%02x at offset %zu\n", L->s, g_rank,
+                (unsigned char)rb[o], want, o);
+    }
+    return bad;
+  }
+  if (is_reduce_op(L->op)) {
+    if (!red_gets(L)) return 0;
+    const double *d = (const double *)rb;
+    const double ranks = (double)g_nranks * (g_nranks + 1) / 2;
+    for (size_t i = 0; i < red_count(L); i++) {
+      double want = ranks * red_value(i);
+      if (d[i] != want && bad++ < 3)
+        fprintf(stderr, "shmcoll-bench: %s %zu B: rank %d got %g, want %g at element %zu\n", kOpNames[L->op], L->s,
+                g_rank, d[i], want, i);
+    }
+    return bad;
+  }
   for (int p = 0; p < g_nranks; p++) {
     size_t len = (size_t)L->rcounts[p];
     const char *blk = rb + L->rdispls[p];
@@ -497,6 +557,15 @@ static inline void run_op(const Layout *L, char *sb, char *rb) {
       break;
     case OP_ALLGATHERV:
       MPI_Allgatherv(sb, s, MPI_BYTE, rb, L->rcounts, L->rdispls, MPI_BYTE, w);
+      break;
+    case OP_BCAST:
+      MPI_Bcast(rb, s, MPI_BYTE, 0, w);
+      break;
+    case OP_REDUCE:
+      MPI_Reduce(sb, rb, (int)red_count(L), MPI_DOUBLE, MPI_SUM, 0, w);
+      break;
+    case OP_ALLREDUCE:
+      MPI_Allreduce(sb, rb, (int)red_count(L), MPI_DOUBLE, MPI_SUM, w);
       break;
     case OP_MEMCPY:
       memcpy(rb, sb, L->recv_bytes);
@@ -602,10 +671,16 @@ static void bench_one(int op, size_t s, int cold) {
 
   const char *why = NULL;
   if (!L.fits_int) why = "counts overflow int";
+  else if (is_reduce_op(op) && s < sizeof(double)) why = "smaller than one MPI_DOUBLE";
   else if (L.foot_max > g_arena_bytes || L.foot_max > g_opt.mem_limit) why = "over --mem-limit";
   if (why) {
-    if (g_rank == 0) printf("%-15s %10zu  skipped: %s (needs %.0f MiB per rank)\n", kOpNames[op], s, why,
-                            (double)L.foot_max / MiB);
+    if (g_rank == 0) {
+      if (L.foot_max > g_opt.mem_limit)
+        printf("%-15s %10zu  skipped: %s (needs %.0f MiB per rank)\n", kOpNames[op], s, why,
+               (double)L.foot_max / MiB);
+      else
+        printf("%-15s %10zu  skipped: %s\n", kOpNames[op], s, why);
+    }
     goto out;
   }
 

@@ -35,4 +35,11 @@ int check(MPI_Op op, MPI_Datatype type);
 // INT_MAX elements.  MPI_REPLACE copies in to inout; MPI_NO_OP leaves inout.
 void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype type);
 
+// User operations (MPI_Op_create / MPI_Op_create_c; exactly one of fn, fnc).
+MPI_Op create(MPI_User_function* fn, MPI_User_function_c* fnc, bool commute);
+// True for the predefined handles (including MPI_REPLACE and MPI_NO_OP).
+bool isPredefined(MPI_Op op);
+// Frees a user operation; false when `op` is not a live user operation.
+bool release(MPI_Op op);
+
 }  // namespace shmcoll::op

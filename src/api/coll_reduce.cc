@@ -1,0 +1,184 @@
+// The reducing collectives MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter,
+// MPI_Reduce_scatter_block, MPI_Scan and MPI_Exscan, with their big-count
+// (_c) forms: argument checks, then one call into coll/reduce.cc.
+//
+// MPI_IN_PLACE follows the standard: as sendbuf on every rank of allreduce,
+// reduce_scatter(_block), scan and exscan (the input is then taken from
+// recvbuf), and at the root only for reduce.  The operation must be defined
+// on the datatype (op::check: MPI_ERR_OP otherwise).
+#include <vector>
+
+#include "api/coll_common.h"
+#include "op/op.h"
+
+using namespace shmcoll;
+using api::Checker;
+using api::Side;
+
+namespace {
+
+// Checks count, datatype and operation; fills the reduction's type fields.
+int checkReduction(const Checker& k, int64_t count, MPI_Datatype datatype, MPI_Op op, coll::Reduction* r) {
+  CHECK_ARG(k.count("count", count));
+  CHECK_ARG(k.type("datatype", datatype, &r->type));
+  if (int rc = op::check(op, datatype)) return api::raise(k.comm, k.fn, rc);
+  r->dtype = datatype;
+  r->op = op;
+  r->count = static_cast<uint64_t>(count);
+  return MPI_SUCCESS;
+}
+
+int done(rt::Comm* c, const char* fn, int rc) {
+  if (rc) return api::raise(c->handle, fn, rc);
+  return MPI_SUCCESS;
+}
+
+template <class C>
+int reduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Datatype datatype, MPI_Op op, int root,
+           MPI_Comm comm) {
+  COMM_OR_FAIL(c, comm, fn);
+  Checker k{comm, fn};
+  const uint32_t n = c->team.size();
+  CHECK_ARG(k.root(root, n));
+  coll::Reduction r;
+  CHECK_ARG(checkReduction(k, count, datatype, op, &r));
+  const bool atRoot = c->team.rank == static_cast<uint32_t>(root);
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  if (inPlace && !atRoot)
+    return api::raisef(comm, fn, MPI_ERR_BUFFER, "sendbuf = MPI_IN_PLACE is only allowed at the root (rank %d)",
+                       root);
+  if (!inPlace) CHECK_ARG(k.buffer("sendbuf", sendbuf, r.count, r.type));
+  if (atRoot) {
+    CHECK_ARG(k.recvNotInPlace(recvbuf));
+    CHECK_ARG(k.buffer("recvbuf", recvbuf, r.count, r.type));
+  }
+  r.in = inPlace ? nullptr : sendbuf;
+  r.out = atRoot ? recvbuf : nullptr;  // only the root's out is significant
+  return done(c, fn, coll::reduce(c->team, r, static_cast<uint32_t>(root)));
+}
+
+template <class C>
+int allreduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm) {
+  COMM_OR_FAIL(c, comm, fn);
+  Checker k{comm, fn};
+  coll::Reduction r;
+  CHECK_ARG(checkReduction(k, count, datatype, op, &r));
+  CHECK_ARG(k.recvNotInPlace(recvbuf));
+  CHECK_ARG(k.buffer("recvbuf", recvbuf, r.count, r.type));
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  if (!inPlace) CHECK_ARG(k.buffer("sendbuf", sendbuf, r.count, r.type));
+  r.in = inPlace ? nullptr : sendbuf;
+  r.out = recvbuf;
+  return done(c, fn, coll::allreduce(c->team, r));
+}
+
+// reduce_scatter (counts given) and reduce_scatter_block (`counts` null, `each` per rank).
+template <class C>
+int reduceScatter(const char* fn, const void* sendbuf, void* recvbuf, const C* counts, C each,
+                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  COMM_OR_FAIL(c, comm, fn);
+  Checker k{comm, fn};
+  const uint32_t n = c->team.size();
+  std::vector<uint64_t> cnt(n);
+  uint64_t total = 0;
+  if (counts) {
+    CHECK_ARG(k.counts("recvcounts", counts, n));
+    for (uint32_t p = 0; p < n; ++p) total += (cnt[p] = static_cast<uint64_t>(counts[p]));
+  } else {
+    CHECK_ARG(k.count("recvcount", each));
+    for (uint32_t p = 0; p < n; ++p) total += (cnt[p] = static_cast<uint64_t>(each));
+  }
+  coll::Reduction r;
+  CHECK_ARG(k.type("datatype", datatype, &r.type));
+  if (int rc = op::check(op, datatype)) return api::raise(comm, fn, rc);
+  r.dtype = datatype;
+  r.op = op;
+  r.count = total;
+  CHECK_ARG(k.recvNotInPlace(recvbuf));
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  // In place, the whole input is in recvbuf.
+  CHECK_ARG(k.buffer("recvbuf", recvbuf, inPlace ? total : cnt[c->team.rank], r.type));
+  if (!inPlace) CHECK_ARG(k.buffer("sendbuf", sendbuf, total, r.type));
+  r.in = inPlace ? nullptr : sendbuf;
+  r.out = recvbuf;
+  return done(c, fn, coll::reduceScatter(c->team, r, cnt.data(), counts == nullptr));
+}
+
+template <class C>
+int scan(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm, bool exclusive) {
+  COMM_OR_FAIL(c, comm, fn);
+  Checker k{comm, fn};
+  coll::Reduction r;
+  CHECK_ARG(checkReduction(k, count, datatype, op, &r));
+  CHECK_ARG(k.recvNotInPlace(recvbuf));
+  CHECK_ARG(k.buffer("recvbuf", recvbuf, r.count, r.type));
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  if (!inPlace) CHECK_ARG(k.buffer("sendbuf", sendbuf, r.count, r.type));
+  r.in = inPlace ? nullptr : sendbuf;
+  r.out = recvbuf;
+  return done(c, fn, coll::scan(c->team, r, exclusive));
+}
+
+}  // namespace
+
+SHMCOLL_API(int, MPI_Reduce,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+             MPI_Comm comm)) {
+  return reduce("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+SHMCOLL_API(int, MPI_Reduce_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+             MPI_Comm comm)) {
+  return reduce("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+SHMCOLL_API(int, MPI_Allreduce,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return allreduce("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm);
+}
+SHMCOLL_API(int, MPI_Allreduce_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm)) {
+  return allreduce("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+SHMCOLL_API(int, MPI_Reduce_scatter,
+            (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm)) {
+  return reduceScatter<int>("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, 0, datatype, op, comm);
+}
+SHMCOLL_API(int, MPI_Reduce_scatter_c,
+            (const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm)) {
+  return reduceScatter<MPI_Count>("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, 0, datatype, op, comm);
+}
+SHMCOLL_API(int, MPI_Reduce_scatter_block,
+            (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return reduceScatter<int>("MPI_Reduce_scatter_block", sendbuf, recvbuf, nullptr, recvcount, datatype, op, comm);
+}
+SHMCOLL_API(int, MPI_Reduce_scatter_block_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm)) {
+  return reduceScatter<MPI_Count>("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, nullptr, recvcount, datatype, op,
+                                  comm);
+}
+
+SHMCOLL_API(int, MPI_Scan,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return scan("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, false);
+}
+SHMCOLL_API(int, MPI_Scan_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return scan("MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, false);
+}
+SHMCOLL_API(int, MPI_Exscan,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
+  return scan("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, true);
+}
+SHMCOLL_API(int, MPI_Exscan_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm)) {
+  return scan("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, true);
+}
