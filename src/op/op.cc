@@ -102,7 +102,8 @@ void binary(const void* in, void* io, uint64_t n, F f) {
 template <class T, class F>
 inline T wrap(T a, T b, F f) {
   if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
+    // At least unsigned int: narrower unsigned types would promote to int.
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
     return static_cast<T>(static_cast<U>(f(static_cast<U>(a), static_cast<U>(b))));
   } else {
     return f(a, b);

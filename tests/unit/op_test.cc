@@ -1,0 +1,153 @@
+// The reduction-operation library (src/op): which (operation, type) pairs are
+// accepted, and apply() on unaligned buffers, pair types in memory and packed
+// (derived) form, and derived types with holes, with guard bytes checked.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstring>
+#include <vector>
+
+#include "dt/datatype.h"
+#include "op/op.h"
+
+namespace {
+
+class OpTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    int flag = 0;
+    MPI_Initialized(&flag);
+    if (!flag) MPI_Init(nullptr, nullptr);
+  }
+};
+
+TEST_F(OpTest, ClassesFollowTheStandard) {
+  struct Case {
+    MPI_Op op;
+    MPI_Datatype type;
+    bool ok;
+  } cases[] = {
+      {MPI_SUM, MPI_INT, true},         {MPI_SUM, MPI_DOUBLE, true},       {MPI_SUM, MPI_C_DOUBLE_COMPLEX, true},
+      {MPI_MAX, MPI_C_DOUBLE_COMPLEX, false}, {MPI_SUM, MPI_C_BOOL, false}, {MPI_LAND, MPI_C_BOOL, true},
+      {MPI_LAND, MPI_DOUBLE, false},    {MPI_BAND, MPI_BYTE, true},        {MPI_SUM, MPI_BYTE, false},
+      {MPI_BAND, MPI_DOUBLE, false},    {MPI_MAXLOC, MPI_2INT, true},      {MPI_MAXLOC, MPI_INT, false},
+      {MPI_SUM, MPI_2INT, false},       {MPI_MAX, MPI_CHAR, true},         {MPI_MAX, MPI_WCHAR, false},
+      {MPI_BXOR, MPI_UINT64_T, true},   {MPI_PROD, MPI_LONG_DOUBLE, true}, {MPI_MIN, MPI_AINT, true},
+      {MPI_REPLACE, MPI_INT, false},    {MPI_NO_OP, MPI_INT, false},       {MPI_OP_NULL, MPI_INT, false},
+  };
+  for (const Case& c : cases) {
+    const int rc = shmcoll::op::check(c.op, c.type);
+    EXPECT_EQ(rc == 0, c.ok) << "op " << std::hex << c.op << " type " << c.type;
+    if (!c.ok && c.op != MPI_OP_NULL) {
+      EXPECT_EQ(rc, MPI_ERR_OP);
+    }
+  }
+  // A derived type made of one predefined type is accepted; a mixed one is not.
+  MPI_Datatype vec, st;
+  MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &vec);
+  MPI_Type_commit(&vec);
+  EXPECT_EQ(shmcoll::op::check(MPI_SUM, vec), 0);
+  int bl[2] = {1, 1};
+  MPI_Aint disp[2] = {0, 8};
+  MPI_Datatype types[2] = {MPI_DOUBLE, MPI_INT};
+  MPI_Type_create_struct(2, bl, disp, types, &st);
+  MPI_Type_commit(&st);
+  EXPECT_EQ(shmcoll::op::check(MPI_SUM, st), MPI_ERR_OP);
+  MPI_Type_free(&vec);
+  MPI_Type_free(&st);
+}
+
+TEST_F(OpTest, UnalignedIntegersWrapAndGuardsStay) {
+  for (size_t mis = 0; mis < 8; ++mis) {
+    const int n = 37;
+    std::vector<unsigned char> a(n * 4 + 16, 0), b(n * 4 + 16, 0xEE);
+    std::vector<int> x(n), y(n);
+    for (int i = 0; i < n; ++i) {
+      x[i] = i == 3 ? 0x7fffffff : i * 1000 - 7;
+      y[i] = i == 3 ? 1 : -i * 3;
+    }
+    std::memcpy(a.data() + mis, x.data(), n * 4);
+    std::memcpy(b.data() + mis, y.data(), n * 4);
+    shmcoll::op::apply(MPI_SUM, a.data() + mis, b.data() + mis, n, MPI_INT);
+    for (int i = 0; i < n; ++i) {
+      int got;
+      std::memcpy(&got, b.data() + mis + 4 * i, 4);
+      const int want = static_cast<int>(static_cast<unsigned>(x[i]) + static_cast<unsigned>(y[i]));
+      EXPECT_EQ(got, want) << "misalignment " << mis << " element " << i;
+    }
+    for (size_t k = 0; k < mis; ++k) EXPECT_EQ(b[k], 0xEE);
+    for (size_t k = mis + n * 4; k < b.size(); ++k) EXPECT_EQ(b[k], 0xEE);
+  }
+}
+
+TEST_F(OpTest, MaxlocKeepsTheSmallerIndexOnTies) {
+  struct SI {
+    short v;
+    int i;
+  };
+  SI in[4] = {{5, 9}, {5, 2}, {7, 1}, {-3, 0}}, io[4] = {{5, 4}, {5, 4}, {6, 0}, {-2, 7}};
+  shmcoll::op::apply(MPI_MAXLOC, in, io, 4, MPI_SHORT_INT);
+  EXPECT_EQ(io[0].v, 5);
+  EXPECT_EQ(io[0].i, 4);
+  EXPECT_EQ(io[1].i, 2);
+  EXPECT_EQ(io[2].v, 7);
+  EXPECT_EQ(io[2].i, 1);
+  EXPECT_EQ(io[3].v, -2);
+  EXPECT_EQ(io[3].i, 7);
+  // The same through a derived type (packed form: 6 bytes per pair).
+  MPI_Datatype c;
+  MPI_Type_contiguous(2, MPI_SHORT_INT, &c);
+  MPI_Type_commit(&c);
+  SI in2[2] = {{1, 5}, {9, 3}}, io2[2] = {{1, 2}, {8, 0}};
+  shmcoll::op::apply(MPI_MINLOC, in2, io2, 1, c);
+  EXPECT_EQ(io2[0].v, 1);
+  EXPECT_EQ(io2[0].i, 2);
+  EXPECT_EQ(io2[1].v, 8);
+  EXPECT_EQ(io2[1].i, 0);
+  MPI_Type_free(&c);
+}
+
+TEST_F(OpTest, DerivedTypeHolesAreNotWritten) {
+  MPI_Datatype vec;
+  MPI_Type_vector(4, 1, 3, MPI_DOUBLE, &vec);  // extent 10 doubles, 4 used
+  MPI_Type_commit(&vec);
+  std::vector<double> a(20), b(20);
+  for (int i = 0; i < 20; ++i) a[i] = i + 1, b[i] = -100.0 - i;
+  shmcoll::op::apply(MPI_MAX, a.data(), b.data(), 2, vec);
+  for (int i = 0; i < 20; ++i) {
+    const int pos = i % 10;
+    const bool used = pos % 3 == 0;
+    EXPECT_EQ(b[i], used ? a[i] : -100.0 - i) << "double " << i;
+  }
+  MPI_Type_free(&vec);
+}
+
+void sub(void* in, void* inout, int* len, MPI_Datatype*) {
+  const int* a = static_cast<const int*>(in);
+  int* b = static_cast<int*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = a[i] - b[i];
+}
+
+TEST_F(OpTest, UserOperationsAndTheirLifetime) {
+  MPI_Op op;
+  ASSERT_EQ(MPI_Op_create(sub, 0, &op), MPI_SUCCESS);
+  EXPECT_TRUE(shmcoll::op::valid(op));
+  EXPECT_FALSE(shmcoll::op::commutative(op));
+  int in[3] = {10, 20, 30}, io[3] = {1, 2, 3};
+  ASSERT_EQ(MPI_Reduce_local(in, io, 3, MPI_INT, op), MPI_SUCCESS);
+  EXPECT_EQ(io[0], 9);
+  EXPECT_EQ(io[2], 27);
+  ASSERT_EQ(MPI_Op_free(&op), MPI_SUCCESS);
+  EXPECT_EQ(op, MPI_OP_NULL);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Op sum = MPI_SUM;
+  int cls = 0;
+  MPI_Error_class(MPI_Op_free(&sum), &cls);
+  EXPECT_EQ(cls, MPI_ERR_OP);
+  MPI_Error_class(MPI_Reduce_local(in, io, -1, MPI_INT, MPI_SUM), &cls);
+  EXPECT_EQ(cls, MPI_ERR_COUNT);
+  MPI_Error_class(MPI_Reduce_local(in, io, 1, MPI_DOUBLE, MPI_BXOR), &cls);
+  EXPECT_EQ(cls, MPI_ERR_OP);
+}
+
+}  // namespace
