@@ -28,6 +28,20 @@ int checkReduction(const Checker& k, int64_t count, MPI_Datatype datatype, MPI_O
   return MPI_SUCCESS;
 }
 
+// Allreduce, scan, exscan: every rank has count elements in and out, and may
+// pass sendbuf = MPI_IN_PLACE.
+int checkEveryRank(const Checker& k, const void* sendbuf, void* recvbuf, int64_t count, MPI_Datatype datatype,
+                   MPI_Op op, coll::Reduction* r) {
+  CHECK_ARG(checkReduction(k, count, datatype, op, r));
+  CHECK_ARG(k.recvNotInPlace(recvbuf));
+  CHECK_ARG(k.buffer("recvbuf", recvbuf, r->count, r->type));
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  if (!inPlace) CHECK_ARG(k.buffer("sendbuf", sendbuf, r->count, r->type));
+  r->in = inPlace ? nullptr : sendbuf;
+  r->out = recvbuf;
+  return MPI_SUCCESS;
+}
+
 int done(rt::Comm* c, const char* fn, int rc) {
   if (rc) return api::raise(c->handle, fn, rc);
   return MPI_SUCCESS;
@@ -63,13 +77,7 @@ int allreduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_D
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
   coll::Reduction r;
-  CHECK_ARG(checkReduction(k, count, datatype, op, &r));
-  CHECK_ARG(k.recvNotInPlace(recvbuf));
-  CHECK_ARG(k.buffer("recvbuf", recvbuf, r.count, r.type));
-  const bool inPlace = sendbuf == MPI_IN_PLACE;
-  if (!inPlace) CHECK_ARG(k.buffer("sendbuf", sendbuf, r.count, r.type));
-  r.in = inPlace ? nullptr : sendbuf;
-  r.out = recvbuf;
+  CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
   return done(c, fn, coll::allreduce(c->team, r));
 }
 
@@ -111,13 +119,7 @@ int scan(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Dataty
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
   coll::Reduction r;
-  CHECK_ARG(checkReduction(k, count, datatype, op, &r));
-  CHECK_ARG(k.recvNotInPlace(recvbuf));
-  CHECK_ARG(k.buffer("recvbuf", recvbuf, r.count, r.type));
-  const bool inPlace = sendbuf == MPI_IN_PLACE;
-  if (!inPlace) CHECK_ARG(k.buffer("sendbuf", sendbuf, r.count, r.type));
-  r.in = inPlace ? nullptr : sendbuf;
-  r.out = recvbuf;
+  CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
   return done(c, fn, coll::scan(c->team, r, exclusive));
 }
 
