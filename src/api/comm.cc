@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "api/api.h"
+#include "api/attr.h"
 #include "coll/coll.h"
 #include "runtime/comm.h"
 #include "runtime/context.h"
@@ -56,9 +57,10 @@ SHMCOLL_API(int, MPI_Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm)) {
   NEED_COMM(c, comm, "MPI_Comm_dup");
   SHMCOLL_REQUIRE(newcomm, comm, "MPI_Comm_dup", MPI_ERR_ARG, "newcomm is NULL");
   rt::Comm* nc = nullptr;
-  int rc = rt::dupComm(*c, &nc);
-  if (!rc && nc) nc->name = c->name.empty() ? "" : c->name + " (dup)";
-  return finishCreate(comm, "MPI_Comm_dup", rc, nc, newcomm);
+  if (int rc = rt::dupComm(*c, &nc)) return api::raise(comm, "MPI_Comm_dup", rc);
+  // The copy keeps comm's hints, and its attributes as their copy callbacks
+  // say; the name is not inherited (api/attr.cc).
+  return api::completeDup(comm, nc, c->hints, "MPI_Comm_dup", newcomm);
 }
 
 SHMCOLL_API(int, MPI_Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm)) {
@@ -133,9 +135,13 @@ SHMCOLL_API(int, MPI_Comm_free, (MPI_Comm * comm)) {
   SHMCOLL_REQUIRE(*comm != MPI_COMM_WORLD && *comm != MPI_COMM_SELF, *comm, "MPI_Comm_free", MPI_ERR_COMM,
                   "cannot free a predefined communicator");
   MPI_Comm h = *comm;
-  if (int rc = rt::freeComm(c)) return api::raise(h, "MPI_Comm_free", rc);
+  // Attribute delete callbacks run first; the communicator goes even if one
+  // fails, since the other members free it too (api/attr.cc).
+  const int attrRc = api::deleteCommAttrs(h, "MPI_Comm_free");
+  c = rt::comm(h);  // (a callback may have freed it already)
+  if (int rc = c ? rt::freeComm(c) : 0) return api::raise(h, "MPI_Comm_free", rc);
   *comm = MPI_COMM_NULL;
-  return MPI_SUCCESS;
+  return attrRc;
 }
 
 SHMCOLL_API(int, MPI_Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result)) {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "api/api.h"
+#include "api/attr.h"
 #include "runtime/comm.h"
 #include "runtime/context.h"
 
@@ -24,6 +25,7 @@ int doInit(const char* fn, int required, int* provided) {
     return api::raisef(api::kNoComm, fn, MPI_ERR_ARG, "required = %d is not a thread level", required);
   gMainThread = pthread_self();
   if (int rc = rt::init(required, provided)) return api::raise(api::kNoComm, fn, rc);
+  api::recordInitEnv(required);  // MPI_INFO_ENV (api/info.cc)
   return MPI_SUCCESS;
 }
 }  // namespace
@@ -62,8 +64,10 @@ SHMCOLL_API(int, MPI_Finalized, (int* flag)) {
 SHMCOLL_API(int, MPI_Finalize, (void)) {
   SHMCOLL_REQUIRE(api::active(), api::kNoComm, "MPI_Finalize", MPI_ERR_OTHER,
                   rt::ctx().finalized ? "called twice" : "called before MPI_Init");
+  // First, as the standard says: MPI_COMM_SELF's attributes are deleted (api/attr.cc).
+  const int attrRc = api::finalizeAttrs();
   if (int rc = rt::finalize()) return api::raise(MPI_COMM_WORLD, "MPI_Finalize", rc);
-  return MPI_SUCCESS;
+  return attrRc;
 }
 
 SHMCOLL_API(int, MPI_Abort, (MPI_Comm comm, int errorcode)) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/api.h"
+#include "api/attr.h"
 #include "dt/datatype.h"
 #include "dt/registry.h"
 #include "runtime/comm.h"
@@ -368,7 +369,8 @@ SHMCOLL_API(int, MPI_Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   NOT_NULL(newtype, fn, "newtype");
   dt::Type* t;
   if (int rc = dt::makeDup(old, &t)) return engineError(fn, rc);
-  return publish(t, dt::kDup, {}, {}, newtype);
+  publish(t, dt::kDup, {}, {}, newtype);
+  return api::copyTypeAttrs(oldtype, newtype, fn);  // copy callbacks (api/attr.cc)
 }
 
 SHMCOLL_API(int, MPI_Type_commit, (MPI_Datatype * datatype)) {
@@ -384,6 +386,10 @@ SHMCOLL_API(int, MPI_Type_free, (MPI_Datatype * datatype)) {
   SHMCOLL_REQUIRE(!t->builtin, kNoComm, "MPI_Type_free", MPI_ERR_TYPE, "*datatype = %s is predefined and cannot be freed",
                   t->name.c_str());
   dt::Type* u = const_cast<dt::Type*>(t);
+  // The last handle's attributes go first; a failing delete callback leaves
+  // the type as it was (api/attr.cc).
+  if (u->handleRefs <= 1)
+    if (int rc = api::deleteTypeAttrs(*datatype, "MPI_Type_free")) return rc;
   bool last;
   {
     std::lock_guard<std::recursive_mutex> g(dt::registryMutex());

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "coll/engine.h"
+#include "runtime/attr.h"
+#include "runtime/info.h"
 
 namespace shmcoll::rt {
 
@@ -15,6 +17,8 @@ struct Comm {
   MPI_Comm handle = MPI_COMM_NULL;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   std::string name;
+  AttrList attrs;  // cached attributes (runtime/attr.h)
+  Info hints;      // MPI_Comm_set_info / MPI_Comm_dup_with_info hints, as set
 };
 
 struct Group {
