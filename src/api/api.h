@@ -28,6 +28,10 @@ namespace shmcoll::api {
 // Same, with the reason given here.
 [[gnu::cold, gnu::format(printf, 4, 5)]] int raisef(MPI_Comm comm, const char* fn, int cls, const char* fmt, ...);
 
+// An error code whose MPI_Error_string names `fn` and the reason, handed to
+// no error handler (for the MPI_ERROR fields of statuses).
+[[gnu::cold, gnu::format(printf, 3, 4)]] int makeErrorCode(int cls, const char* fn, const char* fmt, ...);
+
 // Errors not tied to a communicator (datatype constructors, MPI_Get_address,
 // ...) are raised on MPI_COMM_WORLD, as Open MPI and MPICH do.
 constexpr MPI_Comm kNoComm = MPI_COMM_WORLD;

@@ -116,6 +116,15 @@ int dispatch(MPI_Comm comm, int code) {
   rt::abortJob(errorClassOf(code));
 }
 
+int makeErrorCode(int cls, const char* fn, const char* fmt, ...) {
+  char buf[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return makeCode(cls, fn, buf);
+}
+
 int raise(MPI_Comm comm, const char* fn, int cls) {
   int code = makeCode(cls, fn, lastReason().c_str());
   clearReason();

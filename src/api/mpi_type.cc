@@ -68,6 +68,13 @@ SHMCOLL_API(int, MPI_Type_size, (MPI_Datatype datatype, int* size)) {
   return MPI_SUCCESS;
 }
 
+SHMCOLL_API(int, MPI_Type_size_c, (MPI_Datatype datatype, MPI_Count* size)) {
+  TYPE_ARG(t, datatype, "MPI_Type_size_c", "datatype");
+  NOT_NULL(size, "MPI_Type_size_c", "size");
+  *size = static_cast<MPI_Count>(t->size);
+  return MPI_SUCCESS;
+}
+
 SHMCOLL_API(int, MPI_Type_size_x, (MPI_Datatype datatype, MPI_Count* size)) {
   TYPE_ARG(t, datatype, "MPI_Type_size_x", "datatype");
   NOT_NULL(size, "MPI_Type_size_x", "size");
@@ -538,6 +545,21 @@ SHMCOLL_API(int, MPI_Get_count, (const MPI_Status* status, MPI_Datatype datatype
   const uint64_t sz = t->size;
   const uint64_t b = bytes > 0 ? static_cast<uint64_t>(bytes) : 0;
   *count = (b % sz || b / sz > static_cast<uint64_t>(INT_MAX)) ? MPI_UNDEFINED : static_cast<int>(b / sz);
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Get_count_c, (const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count)) {
+  const char* fn = "MPI_Get_count_c";
+  NOT_NULL(status, fn, "status");
+  NOT_NULL(count, fn, "count");
+  TYPE_ARG(t, datatype, fn, "datatype");
+  const MPI_Count bytes = status->shmcoll_count_;
+  if (t->size == 0) {
+    *count = 0;
+    return MPI_SUCCESS;
+  }
+  const uint64_t b = bytes > 0 ? static_cast<uint64_t>(bytes) : 0;
+  *count = (b % t->size) ? MPI_UNDEFINED : static_cast<MPI_Count>(b / t->size);
   return MPI_SUCCESS;
 }
 

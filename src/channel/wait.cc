@@ -14,6 +14,8 @@ namespace {
 WaitPolicy gPolicy;
 }
 
+ProgressHook gProgressHook = nullptr;
+
 void yieldCpu() { sched_yield(); }
 
 void futexWait(std::atomic<uint32_t>* word, uint32_t seen, long timeoutNs) {

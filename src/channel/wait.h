@@ -60,6 +60,15 @@ const WaitPolicy& policy();
 // class) when the job is being torn down, so a waiter never hangs on a dead peer.
 int checkJobAlive();
 
+// Progress of point-to-point traffic while a rank waits for anything else
+// (p2p/ installs it): a rank blocked in a collective must still answer the
+// messages, handshakes and freed cells its peers' sends and receives wait
+// for.  Returns true when it did something.  Peers that give this rank work
+// wake it, so it also runs before every sleep.
+using ProgressHook = bool (*)();
+extern ProgressHook gProgressHook;
+inline bool runProgressHook() { return gProgressHook && gProgressHook(); }
+
 // Waits until cond() is true.  `self` is the caller's own RankCtl.
 // Returns 0, or an error class from checkJobAlive().
 template <class Cond>
@@ -68,20 +77,23 @@ int waitUntil(segment::RankCtl* self, Cond&& cond) {
   const WaitPolicy& p = policy();
   for (uint32_t i = 0; i < p.spins; ++i) {
     __builtin_ia32_pause();
+    if ((i & 31) == 31) runProgressHook();
     if (cond()) return 0;
   }
   extern void yieldCpu();
   for (uint32_t i = 0; i < p.yields; ++i) {
     yieldCpu();
+    runProgressHook();
     if (cond()) return 0;
   }
   for (;;) {
     uint32_t seen = self->wake.load(std::memory_order_acquire);
     self->sleeping.store(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (cond()) {
+    if (runProgressHook() || cond()) {
       self->sleeping.store(0, std::memory_order_relaxed);
-      return 0;
+      if (cond()) return 0;
+      continue;
     }
     futexWait(&self->wake, seen, p.sleepNs);
     self->sleeping.store(0, std::memory_order_relaxed);

@@ -99,24 +99,6 @@ int selfCopy(const Block& s, const Block& r) {
   return rc;
 }
 
-// Pulls `len` bytes at `remote` in process `pid` into stream bytes [0, len) of `dst`.
-int cmaPull(pid_t pid, uint64_t remote, dt::Cursor& dst, uint64_t len) {
-  constexpr size_t kMaxIov = 512;
-  struct iovec local[kMaxIov];
-  uint64_t pos = 0;
-  while (pos < len) {
-    uint64_t covered = 0;
-    size_t k = dst.iov(pos, len - pos, local, kMaxIov, &covered);
-    struct iovec rem = {reinterpret_cast<void*>(remote + pos), covered};
-    ssize_t got = process_vm_readv(pid, local, k, &rem, 1, 0);
-    if (got <= 0)
-      return fail(MPI_ERR_OTHER, "single-copy read of %llu bytes from pid %d failed: %s (set SHMCOLL_CMA=0)",
-                  (unsigned long long)covered, static_cast<int>(pid), strerror(errno));
-    pos += static_cast<uint64_t>(got);
-  }
-  return 0;
-}
-
 class Run {
  public:
   Run(Team& team, const ExchangeArgs& a, const StreamParams& prm)
@@ -425,6 +407,24 @@ class Run {
 };
 
 }  // namespace
+
+// Pulls `len` bytes at `remote` in process `pid` into stream bytes [0, len) of `dst`.
+int cmaPull(int pid, uint64_t remote, dt::Cursor& dst, uint64_t len) {
+  constexpr size_t kMaxIov = 512;
+  struct iovec local[kMaxIov];
+  uint64_t pos = 0;
+  while (pos < len) {
+    uint64_t covered = 0;
+    size_t k = dst.iov(pos, len - pos, local, kMaxIov, &covered);
+    struct iovec rem = {reinterpret_cast<void*>(remote + pos), covered};
+    ssize_t got = process_vm_readv(pid, local, k, &rem, 1, 0);
+    if (got <= 0)
+      return fail(MPI_ERR_OTHER, "single-copy read of %llu bytes from pid %d failed: %s (set SHMCOLL_CMA=0)",
+                  (unsigned long long)covered, static_cast<int>(pid), strerror(errno));
+    pos += static_cast<uint64_t>(got);
+  }
+  return 0;
+}
 
 int streamedExchange(Team& team, const ExchangeArgs& args, const StreamParams& prm) {
   Run run(team, args, prm);

@@ -12,6 +12,10 @@ struct StreamParams {
   uint64_t cmaMin = 0;    // ... when they are at least this many bytes
 };
 
+// Pulls `len` bytes at address `remote` in process `pid` into stream bytes
+// [0, len) of `dst` with process_vm_readv.  Returns 0 or MPI_ERR_OTHER with a reason.
+int cmaPull(int pid, uint64_t remote, dt::Cursor& dst, uint64_t len);
+
 int streamedExchange(Team& team, const ExchangeArgs& args, const StreamParams& prm);
 
 }  // namespace shmcoll::coll

@@ -14,6 +14,7 @@
 #include "common/env.h"
 #include "common/status.h"
 #include "coll/coll.h"
+#include "p2p/p2p.h"
 #include "runtime/comm.h"
 
 namespace shmcoll::rt {
@@ -122,6 +123,7 @@ int init(int requiredThread, int* provided) {
     for (uint32_t r = 0; r < e.size; ++r) all &= e.seg.ctl(r)->cmaOk.load(std::memory_order_acquire) == 1;
     e.cma = all;
   }
+  p2p::init();
   c.initialized = true;
   return kOk;
 }

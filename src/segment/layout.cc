@@ -22,7 +22,8 @@ Layout computeLayout(uint32_t nranks, size_t slotBytes) {
   l.bootOffset = l.tableOffset + 2 * l.tableStride;
   l.slotOffset = l.bootOffset + uint64_t{nranks} * sizeof(BootEntry);
   l.slotStride = kSlotHeaderBytes + l.slotBytes;
-  l.rankAreaStride = roundUp(l.slotOffset + kNumSlots * l.slotStride, kPage);
+  l.p2pOffset = l.slotOffset + kNumSlots * l.slotStride;
+  l.rankAreaStride = roundUp(l.p2pOffset + sizeof(P2pQueue) + uint64_t{kP2pCells} * kP2pCellBytes, kPage);
   l.rankAreaOffset = roundUp(sizeof(SegmentHeader), kPage);
   l.totalSize = l.rankAreaOffset + uint64_t{nranks} * l.rankAreaStride;
   return l;
@@ -45,6 +46,7 @@ void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPi
   h->slotOffset = l.slotOffset;
   h->slotStride = l.slotStride;
   h->bootOffset = l.bootOffset;
+  h->p2pOffset = l.p2pOffset;
   h->abortRank.store(0, std::memory_order_relaxed);
   h->abortCode.store(0, std::memory_order_relaxed);
   h->attached.store(0, std::memory_order_relaxed);

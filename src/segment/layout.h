@@ -12,8 +12,9 @@
 //
 // Per-rank memory (the bound the collectives issue asks us to state):
 //   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * round64(16 * N) + 64 * N + kNumSlots * (128 + slotBytes)
-// rounded up to 4 KiB.  With the default 64 KiB slots that is 180 KiB per
-// rank at N = 2 and 276 KiB per rank at N = 1024.
+//   + 128 + kP2pCells * kP2pCellBytes
+// rounded up to 4 KiB.  With the default 64 KiB slots that is 436 KiB per
+// rank at N = 2 and 532 KiB per rank at N = 1024.
 //
 // Launcher <-> rank protocol (environment of each rank):
 //   SHMCOLL_RANK, SHMCOLL_SIZE     this rank and the job size
@@ -31,12 +32,17 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;  // communicator context ids per job
 constexpr uint32_t kNumSlots = 2;       // mailbox double buffering
 constexpr size_t kDefaultSlotBytes = 64 * 1024;
+// Point-to-point cells (p2p/): each rank owns kP2pCells cells of
+// kP2pCellBytes (a 64-byte header, then payload) that it fills and links into
+// a receiver's queue; the receiver frees them when it has read them.
+constexpr uint32_t kP2pCells = 64;
+constexpr size_t kP2pCellBytes = 4096;
 
 // Rank life-cycle states, written by the rank, read by the launcher.
 enum RankState : uint32_t { kNotStarted = 0, kInitialized = 1, kFinalized = 2 };
@@ -68,6 +74,7 @@ struct alignas(kLine) SegmentHeader {
   uint64_t slotOffset;      // kNumSlots slots
   uint64_t slotStride;
   uint64_t bootOffset;      // nranks BootEntry
+  uint64_t p2pOffset;       // P2pQueue, then kP2pCells cells of kP2pCellBytes
 
   // Abort word: 0 while the job runs; the first rank to abort stores rank+1
   // into abortRank and its code into abortCode (compare-exchange on abortRank).
@@ -128,6 +135,37 @@ struct alignas(kLine) BootEntry {
 };
 static_assert(sizeof(BootEntry) == kLine);
 
+// The incoming point-to-point queue of a rank: a multi-producer,
+// single-consumer linked list of cells (any rank's), linked by offsets from
+// the segment base.  Producers exchange `tail` and then link the previous
+// tail's `next`; the consumer alone walks from its private head.  `stub` is
+// the queue's own empty node (its first word is its `next`); a tail of 0
+// (freshly zeroed memory) stands for the stub.
+struct alignas(kLine) P2pQueue {
+  std::atomic<uint64_t> tail;
+  char pad[kLine - 8];
+  alignas(kLine) std::atomic<uint64_t> stubNext;
+};
+static_assert(sizeof(P2pQueue) == 2 * kLine);
+
+// The header of a point-to-point cell (p2p/p2p.cc says what each kind means).
+struct alignas(kLine) CellHeader {
+  std::atomic<uint64_t> next;  // queue link: offset of the next cell, 0 = none
+  std::atomic<uint32_t> busy;  // set by the owner when it fills the cell, cleared by the reader
+  uint8_t kind;
+  uint8_t flags;
+  uint16_t reserved;
+  uint32_t ctx;                // matching context
+  int32_t tag;
+  int32_t srcRank;             // sender's rank in the communicator (as the receiver names it)
+  uint32_t srcWorld;           // sender's world rank
+  uint64_t total;              // bytes of the whole message
+  uint64_t bytes;              // payload bytes in this cell
+  uint64_t id;                 // a request id (which side's depends on the kind)
+  uint64_t aux;                // kind-specific: an address, an offset or a second id
+};
+static_assert(sizeof(CellHeader) == kLine);
+
 // A mailbox slot: header line, ack line, then payload.
 struct alignas(kLine) SlotHeader {
   std::atomic<uint64_t> tag;  // (seq, ctx, chunk) of the chunk currently held, see coll/exchange
@@ -154,6 +192,7 @@ struct Layout {
   uint64_t slotOffset = 0;
   uint64_t slotStride = 0;
   uint64_t bootOffset = 0;
+  uint64_t p2pOffset = 0;
   uint64_t totalSize = 0;
 };
 
@@ -190,6 +229,12 @@ class View {
   BootEntry* boot(uint32_t r, uint32_t peer) const {
     return reinterpret_cast<BootEntry*>(rankArea(r) + hdr_->bootOffset) + peer;
   }
+  P2pQueue* p2pQueue(uint32_t r) const { return reinterpret_cast<P2pQueue*>(rankArea(r) + hdr_->p2pOffset); }
+  uint64_t cellOffset(uint32_t r, uint32_t i) const {
+    return hdr_->rankAreaOffset + r * hdr_->rankAreaStride + hdr_->p2pOffset + sizeof(P2pQueue) + i * kP2pCellBytes;
+  }
+  template <class T>
+  T* at(uint64_t off) const { return reinterpret_cast<T*>(base_ + off); }
   char* slotPayload(uint32_t r, uint32_t s) const { return reinterpret_cast<char*>(slot(r, s)) + kSlotHeaderBytes; }
   uint32_t slotBytes() const { return hdr_->slotBytes; }
   char* base() const { return base_; }

@@ -1,0 +1,42 @@
+// MPI_Request handles: the table that maps them to engine requests, shared
+// by the point-to-point (p2p.cc), request (request.cc) and nonblocking
+// collective (coll_nb.cc) entry points.
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+
+#include "p2p/p2p.h"
+
+namespace shmcoll::api {
+
+// A request already complete when it is handed out (MPI_PROC_NULL peers,
+// buffered sends, operations with nothing to move).
+struct DoneRequest final : p2p::Request {
+  DoneRequest() : Request(Kind::kOther) { done = true; }
+};
+
+struct RequestEntry {
+  p2p::Request* op = nullptr;  // the running operation; nullptr: an inactive persistent request
+  MPI_Comm comm = MPI_COMM_NULL;
+  const char* what = "";       // the function that made it (for error messages)
+  bool persistent = false;
+  std::function<p2p::Request*()> start;  // persistent: starts one instance
+  const dt::Type* heldType = nullptr;    // persistent: a datatype reference held until MPI_Request_free
+  bool live = false;
+};
+
+// A new handle for `op` (may be nullptr for a persistent request).
+MPI_Request newRequest(p2p::Request* op, MPI_Comm comm, const char* what);
+// The entry behind a handle; nullptr for MPI_REQUEST_NULL or an invalid handle.
+RequestEntry* requestEntry(MPI_Request h);
+// Frees a handle's table slot (not the operation).
+void dropRequest(MPI_Request h);
+
+// The status of an empty or inactive request.
+void emptyStatus(MPI_Status* st);
+// Copies an engine status into an MPI status (if not MPI_STATUS_IGNORE).
+void toStatus(const p2p::Status& s, MPI_Status* st, int errorCode);
+
+}  // namespace shmcoll::api
