@@ -91,6 +91,7 @@ class InPlaceArgs : public coll::ExchangeArgs {
 };
 
 int run(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a, bool inPlace) {
+  if (api::gNonblocking) return api::runExchange(c, fn, a, inPlace && !a.broadcast);
   if (inPlace && !a.broadcast) {
     InPlaceArgs ip(a, c->team.size());
     return api::runExchange(c, fn, ip);
@@ -132,8 +133,8 @@ int alltoallv(const char* fn, const void* sendbuf, const C sendcounts[], const D
   AlltoallvArgs<C, D> a;
   a.op = coll::Op::kAlltoallv;
   CHECK_ARG(k.recvNotInPlace(recvbuf));
-  CHECK_ARG(k.vectorSide("recvbuf", recvbuf, "recvcounts", recvcounts, "rdispls", rdispls, "recvtype", recvtype, n,
-                         &a.r));
+  CHECK_ARG(
+      k.vectorSide("recvbuf", recvbuf, "recvcounts", recvcounts, "rdispls", rdispls, "recvtype", recvtype, n, &a.r));
   a.rcounts = recvcounts;
   a.rdispls = rdispls;
   if (inPlace) {
@@ -141,8 +142,8 @@ int alltoallv(const char* fn, const void* sendbuf, const C sendcounts[], const D
     a.scounts = recvcounts;
     a.sdispls = rdispls;
   } else {
-    CHECK_ARG(k.vectorSide("sendbuf", sendbuf, "sendcounts", sendcounts, "sdispls", sdispls, "sendtype", sendtype, n,
-                           &a.s));
+    CHECK_ARG(
+        k.vectorSide("sendbuf", sendbuf, "sendcounts", sendcounts, "sdispls", sdispls, "sendtype", sendtype, n, &a.s));
     a.scounts = sendcounts;
     a.sdispls = sdispls;
   }
@@ -230,8 +231,8 @@ int allgatherv(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype se
   a.op = coll::Op::kAllgatherv;
   a.broadcast = true;
   CHECK_ARG(k.recvNotInPlace(recvbuf));
-  CHECK_ARG(k.vectorSide("recvbuf", recvbuf, "recvcounts", recvcounts, "displs", displs, "recvtype", recvtype, n,
-                         &a.r));
+  CHECK_ARG(
+      k.vectorSide("recvbuf", recvbuf, "recvcounts", recvcounts, "displs", displs, "recvtype", recvtype, n, &a.r));
   if (!inPlace) {
     CHECK_ARG(k.uniform("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, 1, &a.s));
     a.sc = static_cast<uint64_t>(sendcount);
@@ -244,6 +245,10 @@ int allgatherv(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype se
 }
 
 }  // namespace
+
+namespace shmcoll::api {
+Nonblocking* gNonblocking = nullptr;
+}
 
 SHMCOLL_API(int, MPI_Barrier, (MPI_Comm comm)) {
   COMM_OR_FAIL(c, comm, "MPI_Barrier");
@@ -272,23 +277,23 @@ SHMCOLL_API(int, MPI_Alltoallv_c,
             (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
              void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
              MPI_Comm comm)) {
-  return alltoallv("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                   recvtype, comm);
+  return alltoallv("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                   comm);
 }
 
 SHMCOLL_API(int, MPI_Alltoallw,
             (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
              void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
              MPI_Comm comm)) {
-  return alltoallw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                   recvtypes, comm);
+  return alltoallw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                   comm);
 }
 SHMCOLL_API(int, MPI_Alltoallw_c,
             (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
              const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
              const MPI_Datatype recvtypes[], MPI_Comm comm)) {
-  return alltoallw("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                   recvtypes, comm);
+  return alltoallw("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                   comm);
 }
 
 SHMCOLL_API(int, MPI_Allgather,
@@ -311,4 +316,74 @@ SHMCOLL_API(int, MPI_Allgatherv_c,
             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
              const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)) {
   return allgatherv("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+// ---- nonblocking forms ---------------------------------------------------------------
+
+SHMCOLL_API(int, MPI_Ibarrier, (MPI_Comm comm, MPI_Request* request)) {
+  COMM_OR_FAIL(c, comm, "MPI_Ibarrier");
+  SHMCOLL_REQUIRE(request, comm, "MPI_Ibarrier", MPI_ERR_ARG, "request is NULL");
+  *request = api::newRequest(nbc::barrier(c->team), comm, "MPI_Ibarrier");
+  return MPI_SUCCESS;
+}
+
+#define NB(NAME, IMPL, ...) api::startNonblocking(NAME, comm, request, [&] { return IMPL(NAME, __VA_ARGS__); })
+
+SHMCOLL_API(int, MPI_Ialltoall,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return NB("MPI_Ialltoall", alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Ialltoall_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return NB("MPI_Ialltoall_c", alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Ialltoallv,
+            (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+             const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return NB("MPI_Ialltoallv", alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+            comm);
+}
+SHMCOLL_API(int, MPI_Ialltoallv_c,
+            (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+             void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+             MPI_Comm comm, MPI_Request* request)) {
+  return NB("MPI_Ialltoallv_c", alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+            recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Ialltoallw,
+            (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+             void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+             MPI_Request* request)) {
+  return NB("MPI_Ialltoallw", alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+            recvtypes, comm);
+}
+SHMCOLL_API(int, MPI_Ialltoallw_c,
+            (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+             const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+             const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request* request)) {
+  return NB("MPI_Ialltoallw_c", alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+            recvtypes, comm);
+}
+SHMCOLL_API(int, MPI_Iallgather,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return NB("MPI_Iallgather", allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Iallgather_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return NB("MPI_Iallgather_c", allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Iallgatherv,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+             const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  return NB("MPI_Iallgatherv", allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Iallgatherv_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+             const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+             MPI_Request* request)) {
+  return NB("MPI_Iallgatherv_c", allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 }

@@ -11,7 +11,9 @@
 #include <cstdio>
 
 #include "api/api.h"
+#include "api/request.h"
 #include "coll/coll.h"
+#include "p2p/nbc.h"
 #include "runtime/comm.h"
 
 namespace shmcoll::api {
@@ -120,8 +122,41 @@ coll::Block vectorBlock(const Side& s, const C* counts, const D* displs, uint32_
   return {s.buf + s.ext * static_cast<int64_t>(displs[p]), static_cast<uint64_t>(counts[p]), s.type};
 }
 
+// Nonblocking mode.  An MPI_I<collective> entry point runs the blocking
+// entry point's template (the same checks, the same per-pair blocks) inside
+// startNonblocking(); the hand-off points below then start a schedule of
+// point-to-point messages (p2p/nbc.h) and hand out its request instead of
+// running the operation.  The library is called by one thread at a time
+// (MPI_THREAD_SERIALIZED at most), so one pointer is enough.
+struct Nonblocking {
+  MPI_Request* out = nullptr;
+  bool started = false;
+};
+extern Nonblocking* gNonblocking;
+
+inline void handOut(rt::Comm* c, const char* fn, p2p::Request* op) {
+  *gNonblocking->out = newRequest(op, c->handle, fn);
+  gNonblocking->started = true;
+}
+
+template <class F>
+int startNonblocking(const char* fn, MPI_Comm comm, MPI_Request* request, F&& call) {
+  SHMCOLL_REQUIRE(request, comm, fn, MPI_ERR_ARG, "request is NULL");
+  Nonblocking nb{request, false};
+  gNonblocking = &nb;
+  int rc = call();
+  gNonblocking = nullptr;
+  // A call that had nothing to start (no error, nothing to move) is complete.
+  if (rc == MPI_SUCCESS && !nb.started) *request = newRequest(new DoneRequest, comm, fn);
+  return rc;
+}
+
 // Runs an exchange and routes a failure through the communicator's handler.
-inline int runExchange(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a) {
+inline int runExchange(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a, bool inPlace = false) {
+  if (gNonblocking) {
+    handOut(c, fn, nbc::exchange(c->team, a, inPlace));
+    return MPI_SUCCESS;
+  }
   if (int rc = coll::exchange(c->team, a)) return raise(c->handle, fn, rc);
   return MPI_SUCCESS;
 }

@@ -59,8 +59,7 @@ int reduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Data
   const bool atRoot = c->team.rank == static_cast<uint32_t>(root);
   const bool inPlace = sendbuf == MPI_IN_PLACE;
   if (inPlace && !atRoot)
-    return api::raisef(comm, fn, MPI_ERR_BUFFER, "sendbuf = MPI_IN_PLACE is only allowed at the root (rank %d)",
-                       root);
+    return api::raisef(comm, fn, MPI_ERR_BUFFER, "sendbuf = MPI_IN_PLACE is only allowed at the root (rank %d)", root);
   if (!inPlace) CHECK_ARG(k.buffer("sendbuf", sendbuf, r.count, r.type));
   if (atRoot) {
     CHECK_ARG(k.recvNotInPlace(recvbuf));
@@ -68,6 +67,10 @@ int reduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Data
   }
   r.in = inPlace ? nullptr : sendbuf;
   r.out = atRoot ? recvbuf : nullptr;  // only the root's out is significant
+  if (api::gNonblocking) {
+    api::handOut(c, fn, nbc::reduce(c->team, r, root));
+    return MPI_SUCCESS;
+  }
   return done(c, fn, coll::reduce(c->team, r, static_cast<uint32_t>(root)));
 }
 
@@ -78,13 +81,17 @@ int allreduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_D
   Checker k{comm, fn};
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
+  if (api::gNonblocking) {
+    api::handOut(c, fn, nbc::reduce(c->team, r, -1));
+    return MPI_SUCCESS;
+  }
   return done(c, fn, coll::allreduce(c->team, r));
 }
 
 // reduce_scatter (counts given) and reduce_scatter_block (`counts` null, `each` per rank).
 template <class C>
-int reduceScatter(const char* fn, const void* sendbuf, void* recvbuf, const C* counts, C each,
-                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+int reduceScatter(const char* fn, const void* sendbuf, void* recvbuf, const C* counts, C each, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
   const uint32_t n = c->team.size();
@@ -114,8 +121,8 @@ int reduceScatter(const char* fn, const void* sendbuf, void* recvbuf, const C* c
 }
 
 template <class C>
-int scan(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Datatype datatype, MPI_Op op,
-         MPI_Comm comm, bool exclusive) {
+int scan(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+         bool exclusive) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
   coll::Reduction r;
@@ -141,8 +148,7 @@ SHMCOLL_API(int, MPI_Allreduce,
   return allreduce("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm);
 }
 SHMCOLL_API(int, MPI_Allreduce_c,
-            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-             MPI_Comm comm)) {
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
   return allreduce("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm);
 }
 
@@ -180,7 +186,40 @@ SHMCOLL_API(int, MPI_Exscan,
   return scan("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, true);
 }
 SHMCOLL_API(int, MPI_Exscan_c,
-            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-             MPI_Comm comm)) {
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)) {
   return scan("MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, true);
+}
+
+// ---- nonblocking forms (same checks and blocks; see api::startNonblocking) ----------------
+
+SHMCOLL_API(int, MPI_Ireduce,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+             MPI_Request* request)) {
+  return api::startNonblocking("MPI_Ireduce", comm, request, [&] {
+    return reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Ireduce_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+             MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Ireduce_c", comm, request, [&] {
+    return reduce("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Iallreduce,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Request* request)) {
+  return api::startNonblocking("MPI_Iallreduce", comm, request, [&] {
+    return allreduce("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Iallreduce_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Request* request)) {
+  return api::startNonblocking("MPI_Iallreduce_c", comm, request, [&] {
+    return allreduce("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm);
+  });
 }

@@ -101,13 +101,12 @@ int gather(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype sendty
   const bool atRoot = a.me == a.root;
   const bool inPlace = sendbuf == MPI_IN_PLACE;
   if (inPlace && !atRoot)
-    return api::raisef(comm, fn, MPI_ERR_BUFFER, "sendbuf = MPI_IN_PLACE is only allowed at the root (rank %d)",
-                       root);
+    return api::raisef(comm, fn, MPI_ERR_BUFFER, "sendbuf = MPI_IN_PLACE is only allowed at the root (rank %d)", root);
   if (atRoot) {
     CHECK_ARG(k.recvNotInPlace(recvbuf));
     if (vector) {
-      CHECK_ARG(k.vectorSide("recvbuf", recvbuf, "recvcounts", rcounts, "displs", displs, "recvtype", recvtype, n,
-                             &a.r));
+      CHECK_ARG(
+          k.vectorSide("recvbuf", recvbuf, "recvcounts", rcounts, "displs", displs, "recvtype", recvtype, n, &a.r));
       a.rcounts = rcounts;
       a.displs = displs;
     } else {
@@ -126,9 +125,8 @@ int gather(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype sendty
 }
 
 template <class C, class D>
-int scatter(const char* fn, const void* sendbuf, C sendcount, const C* scounts, const D* displs,
-            MPI_Datatype sendtype, void* recvbuf, C recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-            bool vector) {
+int scatter(const char* fn, const void* sendbuf, C sendcount, const C* scounts, const D* displs, MPI_Datatype sendtype,
+            void* recvbuf, C recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, bool vector) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
   const uint32_t n = c->team.size();
@@ -141,13 +139,12 @@ int scatter(const char* fn, const void* sendbuf, C sendcount, const C* scounts, 
   const bool atRoot = a.me == a.root;
   const bool inPlace = recvbuf == MPI_IN_PLACE;
   if (inPlace && !atRoot)
-    return api::raisef(comm, fn, MPI_ERR_BUFFER, "recvbuf = MPI_IN_PLACE is only allowed at the root (rank %d)",
-                       root);
+    return api::raisef(comm, fn, MPI_ERR_BUFFER, "recvbuf = MPI_IN_PLACE is only allowed at the root (rank %d)", root);
   if (atRoot) {
     CHECK_ARG(k.notInPlace("sendbuf", sendbuf));
     if (vector) {
-      CHECK_ARG(k.vectorSide("sendbuf", sendbuf, "sendcounts", scounts, "displs", displs, "sendtype", sendtype, n,
-                             &a.s));
+      CHECK_ARG(
+          k.vectorSide("sendbuf", sendbuf, "sendcounts", scounts, "displs", displs, "sendtype", sendtype, n, &a.s));
       a.scounts = scounts;
       a.displs = displs;
     } else {
@@ -177,20 +174,20 @@ SHMCOLL_API(int, MPI_Bcast_c, (void* buffer, MPI_Count count, MPI_Datatype datat
 SHMCOLL_API(int, MPI_Gather,
             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm)) {
-  return gather<int, int>("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
-                          recvtype, root, comm, false);
+  return gather<int, int>("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
+                          root, comm, false);
 }
 SHMCOLL_API(int, MPI_Gather_c,
             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm)) {
-  return gather<MPI_Count, MPI_Aint>("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr,
-                                     nullptr, recvtype, root, comm, false);
+  return gather<MPI_Count, MPI_Aint>("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                                     recvtype, root, comm, false);
 }
 SHMCOLL_API(int, MPI_Gatherv,
             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
              const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)) {
-  return gather<int, int>("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                          root, comm, true);
+  return gather<int, int>("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, root,
+                          comm, true);
 }
 SHMCOLL_API(int, MPI_Gatherv_c,
             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -202,8 +199,8 @@ SHMCOLL_API(int, MPI_Gatherv_c,
 SHMCOLL_API(int, MPI_Scatter,
             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm)) {
-  return scatter<int, int>("MPI_Scatter", sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount,
-                           recvtype, root, comm, false);
+  return scatter<int, int>("MPI_Scatter", sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, recvtype,
+                           root, comm, false);
 }
 SHMCOLL_API(int, MPI_Scatter_c,
             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
@@ -214,12 +211,100 @@ SHMCOLL_API(int, MPI_Scatter_c,
 SHMCOLL_API(int, MPI_Scatterv,
             (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
-  return scatter<int, int>("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                           root, comm, true);
+  return scatter<int, int>("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                           comm, true);
 }
 SHMCOLL_API(int, MPI_Scatterv_c,
             (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype,
              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
-  return scatter<MPI_Count, MPI_Aint>("MPI_Scatterv_c", sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
-                                      recvcount, recvtype, root, comm, true);
+  return scatter<MPI_Count, MPI_Aint>("MPI_Scatterv_c", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                      recvtype, root, comm, true);
+}
+
+// ---- nonblocking forms (same checks and blocks; see api::startNonblocking) ----------------
+
+SHMCOLL_API(int, MPI_Ibcast,
+            (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Ibcast", comm, request,
+                               [&] { return bcast("MPI_Ibcast", buffer, count, datatype, root, comm); });
+}
+
+SHMCOLL_API(int, MPI_Ibcast_c,
+            (void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Ibcast_c", comm, request,
+                               [&] { return bcast("MPI_Ibcast_c", buffer, count, datatype, root, comm); });
+}
+
+SHMCOLL_API(int, MPI_Igather,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Igather", comm, request, [&] {
+    return gather<int, int>("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
+                            root, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Igather_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Igather_c", comm, request, [&] {
+    return gather<MPI_Count, MPI_Aint>("MPI_Igather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr,
+                                       nullptr, recvtype, root, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Igatherv,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+             const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Igatherv", comm, request, [&] {
+    return gather<int, int>("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                            root, comm, true);
+  });
+}
+
+SHMCOLL_API(int, MPI_Igatherv_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+             const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+             MPI_Request* request)) {
+  return api::startNonblocking("MPI_Igatherv_c", comm, request, [&] {
+    return gather<MPI_Count, MPI_Aint>("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                                       recvtype, root, comm, true);
+  });
+}
+
+SHMCOLL_API(int, MPI_Iscatter,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Iscatter", comm, request, [&] {
+    return scatter<int, int>("MPI_Iscatter", sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Iscatter_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Iscatter_c", comm, request, [&] {
+    return scatter<MPI_Count, MPI_Aint>("MPI_Iscatter_c", sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf,
+                                        recvcount, recvtype, root, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Iscatterv,
+            (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Iscatterv", comm, request, [&] {
+    return scatter<int, int>("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                             root, comm, true);
+  });
+}
+
+SHMCOLL_API(int, MPI_Iscatterv_c,
+            (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype,
+             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+             MPI_Request* request)) {
+  return api::startNonblocking("MPI_Iscatterv_c", comm, request, [&] {
+    return scatter<MPI_Count, MPI_Aint>("MPI_Iscatterv_c", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                        recvtype, root, comm, true);
+  });
 }

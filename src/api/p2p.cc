@@ -6,6 +6,8 @@
 //
 // A ready send (MPI_Rsend) is a standard send: the standard lets an
 // implementation treat it so, and a correct program cannot tell.
+#include "p2p/p2p.h"
+
 #include <cinttypes>
 #include <cstring>
 #include <deque>
@@ -14,7 +16,6 @@
 #include "api/api.h"
 #include "api/coll_common.h"
 #include "api/request.h"
-#include "p2p/p2p.h"
 
 namespace shmcoll::api {
 
@@ -32,8 +33,8 @@ struct Peer {
 };
 
 template <class C>
-int checkSend(const char* fn, rt::Comm* c, MPI_Comm h, const void* buf, C count, MPI_Datatype type, int dest,
-              int tag, Peer* out) {
+int checkSend(const char* fn, rt::Comm* c, MPI_Comm h, const void* buf, C count, MPI_Datatype type, int dest, int tag,
+              Peer* out) {
   Checker k{h, fn};
   CHECK_ARG(k.count("count", static_cast<int64_t>(count)));
   CHECK_ARG(k.type("datatype", type, &out->type));
@@ -53,17 +54,16 @@ int checkSend(const char* fn, rt::Comm* c, MPI_Comm h, const void* buf, C count,
 }
 
 template <class C>
-int checkRecv(const char* fn, rt::Comm* c, MPI_Comm h, const void* buf, C count, MPI_Datatype type, int source,
-              int tag, Peer* out) {
+int checkRecv(const char* fn, rt::Comm* c, MPI_Comm h, const void* buf, C count, MPI_Datatype type, int source, int tag,
+              Peer* out) {
   Checker k{h, fn};
   CHECK_ARG(k.count("count", static_cast<int64_t>(count)));
   CHECK_ARG(k.type("datatype", type, &out->type));
   const uint32_t n = c->team.size();
-  SHMCOLL_REQUIRE(source == MPI_PROC_NULL || source == MPI_ANY_SOURCE ||
-                      (source >= 0 && static_cast<uint32_t>(source) < n),
-                  h, fn, MPI_ERR_RANK,
-                  "source = %d is not a rank of the communicator (size %u), MPI_ANY_SOURCE nor MPI_PROC_NULL", source,
-                  n);
+  SHMCOLL_REQUIRE(
+      source == MPI_PROC_NULL || source == MPI_ANY_SOURCE || (source >= 0 && static_cast<uint32_t>(source) < n), h, fn,
+      MPI_ERR_RANK, "source = %d is not a rank of the communicator (size %u), MPI_ANY_SOURCE nor MPI_PROC_NULL", source,
+      n);
   SHMCOLL_REQUIRE(tag >= 0 || tag == MPI_ANY_TAG, h, fn, MPI_ERR_TAG,
                   "tag = %d is neither MPI_ANY_TAG nor in 0 .. MPI_TAG_UB", tag);
   CHECK_ARG(k.buffer("buf", buf, static_cast<uint64_t>(count), out->type));
@@ -93,7 +93,8 @@ int finishBlocking(const char* fn, MPI_Comm h, p2p::Request* r, MPI_Status* st) 
   int code = MPI_SUCCESS;
   if (s.error == MPI_ERR_TRUNCATE)
     code = makeErrorCode(MPI_ERR_TRUNCATE, fn,
-                         "message of %" PRIu64 " bytes from rank %d (tag %d) is longer than the receive buffer of "
+                         "message of %" PRIu64
+                         " bytes from rank %d (tag %d) is longer than the receive buffer of "
                          "%" PRIu64 " bytes; only those were received",
                          s.sent, s.source, s.tag, s.bytes);
   else if (s.error)
@@ -157,8 +158,8 @@ int bufferedSend(const char* fn, MPI_Comm h, const void* buf, uint64_t count, co
   }
   if (off == UINT64_MAX) {
     if (!gBsend.attached)
-      return raisef(h, fn, MPI_ERR_BUFFER, "no buffer is attached (MPI_Buffer_attach) for a buffered send of %" PRIu64
-                    " bytes", bytes);
+      return raisef(h, fn, MPI_ERR_BUFFER,
+                    "no buffer is attached (MPI_Buffer_attach) for a buffered send of %" PRIu64 " bytes", bytes);
     return raisef(h, fn, MPI_ERR_BUFFER,
                   "the attached buffer of %" PRIu64 " bytes has no free piece of %" PRIu64 " bytes (%" PRIu64
                   " data + MPI_BSEND_OVERHEAD %d) for this message",
@@ -235,8 +236,8 @@ int doIrecv(const char* fn, void* buf, C count, MPI_Datatype type, int source, i
   SHMCOLL_REQUIRE(request, comm, fn, MPI_ERR_ARG, "request is NULL");
   Peer p;
   CHECK_ARG(checkRecv(fn, c, comm, buf, count, type, source, tag, &p));
-  p2p::Request* op = p.procNull ? procNullRecv()
-                                : p2p::irecv(buf, static_cast<uint64_t>(count), p.type, c->team.ctxId, p.source, tag);
+  p2p::Request* op =
+      p.procNull ? procNullRecv() : p2p::irecv(buf, static_cast<uint64_t>(count), p.type, c->team.ctxId, p.source, tag);
   *request = newRequest(op, comm, fn);
   return MPI_SUCCESS;
 }
@@ -249,9 +250,9 @@ int doSendrecv(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype se
   Peer sp, rp;
   CHECK_ARG(checkSend(fn, c, comm, sendbuf, sendcount, sendtype, dest, sendtag, &sp));
   CHECK_ARG(checkRecv(fn, c, comm, recvbuf, recvcount, recvtype, source, recvtag, &rp));
-  p2p::Request* r = rp.procNull ? procNullRecv()
-                                : p2p::irecv(recvbuf, static_cast<uint64_t>(recvcount), rp.type, c->team.ctxId,
-                                             rp.source, recvtag);
+  p2p::Request* r =
+      rp.procNull ? procNullRecv()
+                  : p2p::irecv(recvbuf, static_cast<uint64_t>(recvcount), rp.type, c->team.ctxId, rp.source, recvtag);
   if (!sp.procNull) {
     if (int rc = p2p::send(sendbuf, static_cast<uint64_t>(sendcount), sp.type, sp.env, p2p::Mode::kStandard))
       return raisef(comm, fn, rc, "the job is ending");
@@ -275,9 +276,9 @@ int doSendrecvReplace(const char* fn, void* buf, C count, MPI_Datatype type, int
     if (!packed.empty()) cur.pack(0, packed.data(), packed.size());
     s = p2p::isend(packed.data(), packed.size(), byteType(), sp.env, p2p::Mode::kStandard);
   }
-  p2p::Request* r = rp.procNull ? procNullRecv()
-                                : p2p::irecv(buf, static_cast<uint64_t>(count), rp.type, c->team.ctxId, rp.source,
-                                             recvtag);
+  p2p::Request* r = rp.procNull
+                        ? procNullRecv()
+                        : p2p::irecv(buf, static_cast<uint64_t>(count), rp.type, c->team.ctxId, rp.source, recvtag);
   if (s) {
     if (int rc = p2p::wait(s)) return raisef(comm, fn, rc, "the job is ending");
     p2p::release(s);
@@ -317,11 +318,10 @@ p2p::Message* takeMessage(MPI_Message h) {
 
 int checkProbe(const char* fn, rt::Comm* c, MPI_Comm h, int source, int tag) {
   const uint32_t n = c->team.size();
-  SHMCOLL_REQUIRE(source == MPI_PROC_NULL || source == MPI_ANY_SOURCE ||
-                      (source >= 0 && static_cast<uint32_t>(source) < n),
-                  h, fn, MPI_ERR_RANK,
-                  "source = %d is not a rank of the communicator (size %u), MPI_ANY_SOURCE nor MPI_PROC_NULL", source,
-                  n);
+  SHMCOLL_REQUIRE(
+      source == MPI_PROC_NULL || source == MPI_ANY_SOURCE || (source >= 0 && static_cast<uint32_t>(source) < n), h, fn,
+      MPI_ERR_RANK, "source = %d is not a rank of the communicator (size %u), MPI_ANY_SOURCE nor MPI_PROC_NULL", source,
+      n);
   SHMCOLL_REQUIRE(tag >= 0 || tag == MPI_ANY_TAG, h, fn, MPI_ERR_TAG,
                   "tag = %d is neither MPI_ANY_TAG nor in 0 .. MPI_TAG_UB", tag);
   return MPI_SUCCESS;
@@ -448,59 +448,66 @@ int recvInit(const char* fn, void* buf, C count, MPI_Datatype type, int source, 
 
 // ---- entry points ----------------------------------------------------------------------
 
-#define SEND_FAMILY(NAME, KIND)                                                                                \
-  SHMCOLL_API(int, MPI_##NAME, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag,          \
-                                MPI_Comm comm)) {                                                             \
-    return doSend("MPI_" #NAME, buf, count, datatype, dest, tag, comm, KIND);                                  \
-  }                                                                                                            \
-  SHMCOLL_API(int, MPI_##NAME##_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, \
-                                    MPI_Comm comm)) {                                                         \
-    return doSend("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, KIND);                             \
-  }                                                                                                            \
-  SHMCOLL_API(int, MPI_I##NAME, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag,         \
-                                 MPI_Comm comm, MPI_Request* request)) {                                      \
-    return doIsend("MPI_I" #NAME, buf, count, datatype, dest, tag, comm, request, KIND);                       \
-  }                                                                                                            \
-  SHMCOLL_API(int, MPI_I##NAME##_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,        \
-                                     int tag, MPI_Comm comm, MPI_Request* request)) {                         \
-    return doIsend("MPI_I" #NAME "_c", buf, count, datatype, dest, tag, comm, request, KIND);                  \
-  }                                                                                                            \
-  SHMCOLL_API(int, MPI_##NAME##_init, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag,   \
-                                       MPI_Comm comm, MPI_Request* request)) {                                \
-    return sendInit("MPI_" #NAME "_init", buf, count, datatype, dest, tag, comm, request, KIND);               \
-  }                                                                                                            \
-  SHMCOLL_API(int, MPI_##NAME##_init_c, (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,    \
-                                         int tag, MPI_Comm comm, MPI_Request* request)) {                     \
-    return sendInit("MPI_" #NAME "_init_c", buf, count, datatype, dest, tag, comm, request, KIND);             \
+#define SEND_FAMILY(NAME, INAME, KIND)                                                                                      \
+  SHMCOLL_API(int, MPI_##NAME,                                                                                       \
+              (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {               \
+    return doSend("MPI_" #NAME, buf, count, datatype, dest, tag, comm, KIND);                                        \
+  }                                                                                                                  \
+  SHMCOLL_API(int, MPI_##NAME##_c,                                                                                   \
+              (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)) {         \
+    return doSend("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, KIND);                                   \
+  }                                                                                                                  \
+  SHMCOLL_API(                                                                                                       \
+      int, MPI_##INAME,                                                                                              \
+      (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request)) { \
+    return doIsend("MPI_" #INAME, buf, count, datatype, dest, tag, comm, request, KIND);                             \
+  }                                                                                                                  \
+  SHMCOLL_API(int, MPI_##INAME##_c,                                                                                  \
+              (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,            \
+               MPI_Request* request)) {                                                                              \
+    return doIsend("MPI_" #INAME "_c", buf, count, datatype, dest, tag, comm, request, KIND);                        \
+  }                                                                                                                  \
+  SHMCOLL_API(                                                                                                       \
+      int, MPI_##NAME##_init,                                                                                        \
+      (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request)) { \
+    return sendInit("MPI_" #NAME "_init", buf, count, datatype, dest, tag, comm, request, KIND);                     \
+  }                                                                                                                  \
+  SHMCOLL_API(int, MPI_##NAME##_init_c,                                                                              \
+              (const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,            \
+               MPI_Request* request)) {                                                                              \
+    return sendInit("MPI_" #NAME "_init_c", buf, count, datatype, dest, tag, comm, request, KIND);                   \
   }
 
-SEND_FAMILY(Send, SendKind::kStandard)
-SEND_FAMILY(Ssend, SendKind::kSync)
-SEND_FAMILY(Rsend, SendKind::kReady)
-SEND_FAMILY(Bsend, SendKind::kBuffered)
+SEND_FAMILY(Send, Isend, SendKind::kStandard)
+SEND_FAMILY(Ssend, Issend, SendKind::kSync)
+SEND_FAMILY(Rsend, Irsend, SendKind::kReady)
+SEND_FAMILY(Bsend, Ibsend, SendKind::kBuffered)
 
 SHMCOLL_API(int, MPI_Recv,
             (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status)) {
   return doRecv("MPI_Recv", buf, count, datatype, source, tag, comm, status);
 }
-SHMCOLL_API(int, MPI_Recv_c, (void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                              MPI_Status* status)) {
+SHMCOLL_API(int, MPI_Recv_c,
+            (void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status* status)) {
   return doRecv("MPI_Recv_c", buf, count, datatype, source, tag, comm, status);
 }
-SHMCOLL_API(int, MPI_Irecv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                             MPI_Request* request)) {
+SHMCOLL_API(int, MPI_Irecv,
+            (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request)) {
   return doIrecv("MPI_Irecv", buf, count, datatype, source, tag, comm, request);
 }
-SHMCOLL_API(int, MPI_Irecv_c, (void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                               MPI_Request* request)) {
+SHMCOLL_API(int, MPI_Irecv_c,
+            (void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Request* request)) {
   return doIrecv("MPI_Irecv_c", buf, count, datatype, source, tag, comm, request);
 }
-SHMCOLL_API(int, MPI_Recv_init, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                                 MPI_Request* request)) {
+SHMCOLL_API(int, MPI_Recv_init,
+            (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request)) {
   return recvInit("MPI_Recv_init", buf, count, datatype, source, tag, comm, request);
 }
-SHMCOLL_API(int, MPI_Recv_init_c, (void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                                   MPI_Comm comm, MPI_Request* request)) {
+SHMCOLL_API(int, MPI_Recv_init_c,
+            (void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Request* request)) {
   return recvInit("MPI_Recv_init_c", buf, count, datatype, source, tag, comm, request);
 }
 
@@ -512,17 +519,18 @@ SHMCOLL_API(int, MPI_Sendrecv,
 }
 SHMCOLL_API(int, MPI_Sendrecv_c,
             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
-             MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-             MPI_Status* status)) {
-  return doSendrecv("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                    source, recvtag, comm, status);
+             MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {
+  return doSendrecv("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                    recvtag, comm, status);
 }
-SHMCOLL_API(int, MPI_Sendrecv_replace, (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                                        int recvtag, MPI_Comm comm, MPI_Status* status)) {
+SHMCOLL_API(int, MPI_Sendrecv_replace,
+            (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+             MPI_Status* status)) {
   return doSendrecvReplace("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 }
-SHMCOLL_API(int, MPI_Sendrecv_replace_c, (void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
-                                          int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {
+SHMCOLL_API(int, MPI_Sendrecv_replace_c,
+            (void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+             MPI_Comm comm, MPI_Status* status)) {
   return doSendrecvReplace("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm,
                            status);
 }
@@ -542,8 +550,7 @@ SHMCOLL_API(int, MPI_Improbe,
   SHMCOLL_REQUIRE(message, comm, "MPI_Improbe", MPI_ERR_ARG, "message is NULL");
   return doProbe("MPI_Improbe", source, tag, comm, flag, message, status, false);
 }
-SHMCOLL_API(int, MPI_Mrecv,
-            (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status)) {
+SHMCOLL_API(int, MPI_Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status)) {
   return doMrecv("MPI_Mrecv", buf, count, datatype, message, status, nullptr);
 }
 SHMCOLL_API(int, MPI_Mrecv_c,

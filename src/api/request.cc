@@ -29,7 +29,8 @@ int errorCodeOf(const RequestEntry& e, const p2p::Status& s) {
   if (!s.error) return MPI_SUCCESS;
   if (s.error == MPI_ERR_TRUNCATE)
     return makeErrorCode(MPI_ERR_TRUNCATE, e.what,
-                         "message of %" PRIu64 " bytes from rank %d (tag %d) is longer than the receive buffer of "
+                         "message of %" PRIu64
+                         " bytes from rank %d (tag %d) is longer than the receive buffer of "
                          "%" PRIu64 " bytes; only those were received",
                          s.sent, s.source, s.tag, s.bytes);
   return makeErrorCode(s.error, e.what, "the operation failed");
@@ -114,8 +115,8 @@ bool arrayReady(void* arg) {
 
 // Finishes every done request of the array; returns how many, and the
 // indices in `idx` (may be null).  Sets *anyError.
-int harvest(const char* fn, int count, MPI_Request* reqs, MPI_Status* statuses, bool compact, int* idx,
-            bool* anyError, MPI_Comm* errComm) {
+int harvest(const char* fn, int count, MPI_Request* reqs, MPI_Status* statuses, bool compact, int* idx, bool* anyError,
+            MPI_Comm* errComm) {
   (void)fn;
   int k = 0;
   for (int i = 0; i < count; ++i) {
@@ -297,8 +298,7 @@ SHMCOLL_API(int, MPI_Waitall, (int count, MPI_Request array_of_requests[], MPI_S
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Testall,
-            (int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[])) {
+SHMCOLL_API(int, MPI_Testall, (int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[])) {
   const char* fn = "MPI_Testall";
   if (int rc = checkArray(fn, count, array_of_requests)) return rc;
   SHMCOLL_REQUIRE(flag, kNoComm, fn, MPI_ERR_ARG, "flag is NULL");
@@ -359,8 +359,7 @@ SHMCOLL_API(int, MPI_Waitany, (int count, MPI_Request array_of_requests[], int* 
   return takeAny(fn, count, array_of_requests, index, status);
 }
 
-SHMCOLL_API(int, MPI_Testany,
-            (int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status)) {
+SHMCOLL_API(int, MPI_Testany, (int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status)) {
   const char* fn = "MPI_Testany";
   if (int rc = checkArray(fn, count, array_of_requests)) return rc;
   SHMCOLL_REQUIRE(index, kNoComm, fn, MPI_ERR_ARG, "index is NULL");

@@ -41,6 +41,7 @@ struct Team {
   uint32_t rank = 0;
   uint32_t ctxId = 0;
   uint64_t seq = 0;
+  uint32_t nbcSeq = 0;  // nonblocking collectives started on it (p2p/nbc.h)
   uint32_t size() const { return static_cast<uint32_t>(members.size()); }
   uint64_t next() {
     ++seq;

@@ -70,34 +70,6 @@ struct Part {
   uint64_t bytes;
 };
 
-// Copies the self block (sender == receiver) without going through shared memory.
-int selfCopy(const Block& s, const Block& r) {
-  uint64_t sb = s.bytes(), rb = r.bytes();
-  int rc = 0;
-  if (sb != rb)
-    rc = fail(sb > rb ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT,
-              "this rank sends %llu bytes to itself but its receive block holds %llu bytes",
-              (unsigned long long)sb, (unsigned long long)rb);
-  uint64_t n = std::min(sb, rb);
-  if (n == 0) return rc;
-  if (s.buf == r.buf && s.type == r.type && s.count == r.count) return rc;  // in place
-  dt::Cursor sc(s.buf, s.count, s.type), rcur(r.buf, r.count, r.type);
-  if (sc.contiguous() && rcur.contiguous()) {
-    std::memmove(rcur.contiguousBase(), sc.contiguousBase(), n);
-  } else if (rcur.contiguous()) {
-    sc.pack(0, rcur.contiguousBase(), n);
-  } else if (sc.contiguous()) {
-    rcur.unpack(0, sc.contiguousBase(), n);
-  } else {
-    alignas(64) static thread_local char bounce[64 * 1024];
-    for (uint64_t pos = 0; pos < n; pos += sizeof bounce) {
-      uint64_t len = std::min<uint64_t>(sizeof bounce, n - pos);
-      sc.pack(pos, bounce, len);
-      rcur.unpack(pos, bounce, len);
-    }
-  }
-  return rc;
-}
 
 class Run {
  public:
@@ -407,6 +379,35 @@ class Run {
 };
 
 }  // namespace
+
+// Copies the self block (sender == receiver) without going through shared memory.
+int selfCopy(const Block& s, const Block& r) {
+  uint64_t sb = s.bytes(), rb = r.bytes();
+  int rc = 0;
+  if (sb != rb)
+    rc = fail(sb > rb ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT,
+              "this rank sends %llu bytes to itself but its receive block holds %llu bytes",
+              (unsigned long long)sb, (unsigned long long)rb);
+  uint64_t n = std::min(sb, rb);
+  if (n == 0) return rc;
+  if (s.buf == r.buf && s.type == r.type && s.count == r.count) return rc;  // in place
+  dt::Cursor sc(s.buf, s.count, s.type), rcur(r.buf, r.count, r.type);
+  if (sc.contiguous() && rcur.contiguous()) {
+    std::memmove(rcur.contiguousBase(), sc.contiguousBase(), n);
+  } else if (rcur.contiguous()) {
+    sc.pack(0, rcur.contiguousBase(), n);
+  } else if (sc.contiguous()) {
+    rcur.unpack(0, sc.contiguousBase(), n);
+  } else {
+    alignas(64) static thread_local char bounce[64 * 1024];
+    for (uint64_t pos = 0; pos < n; pos += sizeof bounce) {
+      uint64_t len = std::min<uint64_t>(sizeof bounce, n - pos);
+      sc.pack(pos, bounce, len);
+      rcur.unpack(pos, bounce, len);
+    }
+  }
+  return rc;
+}
 
 // Pulls `len` bytes at `remote` in process `pid` into stream bytes [0, len) of `dst`.
 int cmaPull(int pid, uint64_t remote, dt::Cursor& dst, uint64_t len) {

@@ -16,6 +16,11 @@ struct StreamParams {
 // [0, len) of `dst` with process_vm_readv.  Returns 0 or MPI_ERR_OTHER with a reason.
 int cmaPull(int pid, uint64_t remote, dt::Cursor& dst, uint64_t len);
 
+// Copies this rank's block to itself (send block to receive block, any
+// layouts; nothing when both are the same memory).  Returns 0, or
+// MPI_ERR_TRUNCATE / MPI_ERR_COUNT when the sizes differ (the common part is copied).
+int selfCopy(const Block& s, const Block& r);
+
 int streamedExchange(Team& team, const ExchangeArgs& args, const StreamParams& prm);
 
 }  // namespace shmcoll::coll

@@ -47,8 +47,8 @@ struct SendReq final : Request {
   Envelope env;
   uint64_t total = 0;
   uint64_t id = 0;
-  uint64_t peerId = 0;   // the receiver's request id, from CTS
-  uint64_t streamed = 0; // bytes sent as DATA so far
+  uint64_t peerId = 0;    // the receiver's request id, from CTS
+  uint64_t streamed = 0;  // bytes sent as DATA so far
   Mode mode = Mode::kStandard;
 };
 
@@ -58,9 +58,9 @@ struct RecvReq final : Request {
   uint32_t ctx = 0;
   int source = kAnySource;
   int tag = kAnyTag;
-  uint64_t id = 0;       // set while DATA is expected
-  uint64_t got = 0;      // DATA bytes seen (delivered or dropped)
-  bool posted = false;   // in the posted list (cancellable)
+  uint64_t id = 0;      // set while DATA is expected
+  uint64_t got = 0;     // DATA bytes seen (delivered or dropped)
+  bool posted = false;  // in the posted list (cancellable)
   bool cancel() override;
 };
 
@@ -162,8 +162,7 @@ class Engine {
     progress();
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
       const Message& m = **it;
-      if (m.ctx != ctx || (source != kAnySource && source != m.srcRank) || (tag != kAnyTag && tag != m.tag))
-        continue;
+      if (m.ctx != ctx || (source != kAnySource && source != m.srcRank) || (tag != kAnyTag && tag != m.tag)) continue;
       if (st) {
         *st = Status{};
         st->source = m.srcRank;
@@ -240,9 +239,7 @@ class Engine {
  private:
   CellHeader* cell(uint32_t i) const { return seg_.at<CellHeader>(cellOff_[i]); }
   static char* payload(CellHeader* c) { return reinterpret_cast<char*>(c) + sizeof(CellHeader); }
-  std::atomic<uint64_t>* nextOf(uint64_t off) const {
-    return seg_.at<std::atomic<uint64_t>>(off);
-  }
+  std::atomic<uint64_t>* nextOf(uint64_t off) const { return seg_.at<std::atomic<uint64_t>>(off); }
 
   CellHeader* grabCell() {
     for (uint32_t k = 0; k < kP2pCells; ++k) {
@@ -276,8 +273,7 @@ class Engine {
     c->next.store(0, std::memory_order_relaxed);
     segment::P2pQueue* q = seg_.p2pQueue(dest);
     uint64_t prev = q->tail.exchange(off, std::memory_order_acq_rel);
-    std::atomic<uint64_t>* link =
-        prev ? nextOf(prev) : &q->stubNext;  // 0: the queue was never used (its stub)
+    std::atomic<uint64_t>* link = prev ? nextOf(prev) : &q->stubNext;  // 0: the queue was never used (its stub)
     link->store(off, std::memory_order_release);
     channel::wakePeer(seg_.ctl(dest));
   }
@@ -397,12 +393,10 @@ class Engine {
   }
 
   static bool matches(const RecvReq& r, const Message& m) {
-    return r.ctx == m.ctx && (r.source == kAnySource || r.source == m.srcRank) &&
-           (r.tag == kAnyTag || r.tag == m.tag);
+    return r.ctx == m.ctx && (r.source == kAnySource || r.source == m.srcRank) && (r.tag == kAnyTag || r.tag == m.tag);
   }
   static bool matches(const RecvReq& r, const CellHeader& c) {
-    return r.ctx == c.ctx && (r.source == kAnySource || r.source == c.srcRank) &&
-           (r.tag == kAnyTag || r.tag == c.tag);
+    return r.ctx == c.ctx && (r.source == kAnySource || r.source == c.srcRank) && (r.tag == kAnyTag || r.tag == c.tag);
   }
 
   void complete(Request* r) {
