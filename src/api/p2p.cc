@@ -357,6 +357,7 @@ int doProbe(const char* fn, int source, int tag, MPI_Comm comm, int* flag, MPI_M
     found = true;
   } else {
     found = probeReady(&a);
+    if (!found) p2p::idle();
   }
   if (flag) *flag = found ? 1 : 0;
   if (!found) return MPI_SUCCESS;

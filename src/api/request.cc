@@ -214,7 +214,7 @@ SHMCOLL_API(int, MPI_Test, (MPI_Request * request, int* flag, MPI_Status* status
     return MPI_SUCCESS;
   }
   RequestEntry* e = requestEntry(*request);
-  if (!e->op->done) p2p::progress();
+  if (!e->op->done && !p2p::progress() && !e->op->done) p2p::idle();
   if (!e->op->done) {
     *flag = 0;
     return MPI_SUCCESS;
@@ -235,7 +235,7 @@ SHMCOLL_API(int, MPI_Request_get_status, (MPI_Request request, int* flag, MPI_St
     emptyStatus(status);
     return MPI_SUCCESS;
   }
-  if (!e->op->done) p2p::progress();
+  if (!e->op->done && !p2p::progress() && !e->op->done) p2p::idle();
   *flag = e->op->done ? 1 : 0;
   if (*flag) toStatus(e->op->status, status, errorCodeOf(*e, e->op->status));
   return MPI_SUCCESS;
@@ -303,7 +303,7 @@ SHMCOLL_API(int, MPI_Testall, (int count, MPI_Request array_of_requests[], int* 
   if (int rc = checkArray(fn, count, array_of_requests)) return rc;
   SHMCOLL_REQUIRE(flag, kNoComm, fn, MPI_ERR_ARG, "flag is NULL");
   ArrayWait w{count, array_of_requests, true};
-  if (!arrayReady(&w)) p2p::progress();
+  if (!arrayReady(&w) && !p2p::progress() && !arrayReady(&w)) p2p::idle();
   if (!arrayReady(&w)) {
     *flag = 0;
     return MPI_SUCCESS;
@@ -365,7 +365,7 @@ SHMCOLL_API(int, MPI_Testany, (int count, MPI_Request array_of_requests[], int* 
   SHMCOLL_REQUIRE(index, kNoComm, fn, MPI_ERR_ARG, "index is NULL");
   SHMCOLL_REQUIRE(flag, kNoComm, fn, MPI_ERR_ARG, "flag is NULL");
   ArrayWait w{count, array_of_requests, false};
-  if (!arrayReady(&w)) p2p::progress();
+  if (!arrayReady(&w) && !p2p::progress() && !arrayReady(&w)) p2p::idle();
   if (!arrayReady(&w)) {
     *flag = 0;
     *index = MPI_UNDEFINED;
@@ -406,7 +406,7 @@ SHMCOLL_API(int, MPI_Testsome,
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
-  p2p::progress();
+  if (!p2p::progress()) p2p::idle();
   bool anyError = false;
   MPI_Comm errComm = kNoComm;
   *outcount = harvest(fn, incount, array_of_requests, array_of_statuses, true, array_of_indices, &anyError, &errComm);

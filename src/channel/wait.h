@@ -25,6 +25,9 @@ void futexWait(std::atomic<uint32_t>* word, uint32_t seen, long timeoutNs);
 // Wakes every waiter on `word`.
 void futexWakeAll(std::atomic<uint32_t>* word);
 
+// sched_yield().
+void yieldCpu();
+
 // Wakes rank `peer` if it is asleep.  Call after the release-store that made
 // the peer's condition true.
 inline void wakeIfSleeping(segment::RankCtl* peer) {
@@ -80,7 +83,6 @@ int waitUntil(segment::RankCtl* self, Cond&& cond) {
     if ((i & 31) == 31) runProgressHook();
     if (cond()) return 0;
   }
-  extern void yieldCpu();
   for (uint32_t i = 0; i < p.yields; ++i) {
     yieldCpu();
     runProgressHook();

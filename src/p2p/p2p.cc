@@ -566,7 +566,10 @@ bool RecvReq::cancel() { return gEngine.cancelRecv(this); }
 
 }  // namespace
 
-void init() {
+bool gOversubscribed = false;
+
+void init(bool oversubscribed) {
+  gOversubscribed = oversubscribed;
   gEngine.init();
   gEngine.refreshCma();
 }
@@ -587,6 +590,10 @@ Request* imrecv(void* buf, uint64_t count, const dt::Type* type, Message* msg) {
   return gEngine.imrecv(buf, count, type, msg);
 }
 bool progress() { return gEngine.progress(); }
+
+void idle() {
+  if (gOversubscribed) channel::yieldCpu();
+}
 
 int wait(Request* r) {
   if (r->done) return 0;

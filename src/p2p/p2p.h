@@ -83,7 +83,7 @@ struct Envelope {
 
 // Sets up this rank's queue state and installs the progress hook.  Called
 // once the segment is mapped.
-void init();
+void init(bool oversubscribed);
 
 // Starts a send of (buf, count, type).  Returns the request (owned by the
 // caller until it calls release()).  The user buffer must stay untouched
@@ -107,6 +107,9 @@ Request* imrecv(void* buf, uint64_t count, const dt::Type* type, Message* msg);
 
 // Advances everything; true when something happened.
 bool progress();
+// For polling calls (MPI_Test, MPI_Iprobe, ...) that found nothing: with more
+// ranks than cores, gives the core to a peer that may be the one we wait for.
+void idle();
 // Waits until `r` is done (running progress).  Returns 0 or an error class.
 int wait(Request* r);
 // Waits until pred() holds, running progress.

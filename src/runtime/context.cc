@@ -123,7 +123,7 @@ int init(int requiredThread, int* provided) {
     for (uint32_t r = 0; r < e.size; ++r) all &= e.seg.ctl(r)->cmaOk.load(std::memory_order_acquire) == 1;
     e.cma = all;
   }
-  p2p::init();
+  p2p::init(c.oversubscribed);
   c.initialized = true;
   return kOk;
 }
