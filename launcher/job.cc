@@ -124,7 +124,12 @@ void Job::prepare() {
   if (slotBytes < segment::kLine || slotBytes > (size_t{1} << 30))
     throw LaunchError("SHMCOLL_SLOT_BYTES must be between 64 bytes and 1g, got '" +
                       env::str("SHMCOLL_SLOT_BYTES", "") + "'", kExitUsage);
-  layout_ = segment::computeLayout(n_, slotBytes);
+  // MPI_Alloc_mem heap per rank: memory every rank can read without a system call.
+  const size_t heapBytes = env::size("SHMCOLL_ALLOC_MEM", segment::kDefaultHeapBytes);
+  if (heapBytes > (size_t{1} << 40))
+    throw LaunchError("SHMCOLL_ALLOC_MEM must be at most 1t, got '" + env::str("SHMCOLL_ALLOC_MEM", "") + "'",
+                      kExitUsage);
+  layout_ = segment::computeLayout(n_, slotBytes, heapBytes);
 
   // File descriptors: with --tag-output two pipe ends per rank stay open here.
   rlimit rl{};

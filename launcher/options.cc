@@ -62,6 +62,7 @@ const char* usageText() {
          "to the ranks).\n"
          "\n"
          "Environment: SHMCOLL_SLOT_BYTES (mailbox slot size, default 64k),\n"
+         "SHMCOLL_ALLOC_MEM (per-rank MPI_Alloc_mem heap in the segment, default 2m),\n"
          "SHMCOLL_SHM_BACKEND=auto|shm|memfd, SHMCOLL_KILL_GRACE_MS (SIGTERM to SIGKILL, default 300).\n";
 }
 

@@ -197,7 +197,8 @@ class Run {
   bool receivesFrom(uint32_t p) const { return a_.allPairs || a_.receives(p); }
 
   bool useCma(uint64_t bytes, const dt::Cursor& cur) const {
-    return prm_.allowCma && e_.cma && bytes > 0 && bytes >= prm_.cmaMin && cur.contiguous();
+    return prm_.allowCma && bytes > 0 && bytes >= prm_.cmaMin && cur.contiguous() &&
+           (e_.cma || inSegment(cur.contiguousBase(), bytes));
   }
 
   bool producerDone() const { return nextChunk_ >= chunks_; }
@@ -316,7 +317,7 @@ class Run {
         *moved = true;
         if (bytes == 0) return true;
         if (te.bytes & kTableCma) {
-          *rc = cmaPull(static_cast<pid_t>(seg_.ctl(q)->pid), te.where, f.cursor, f.use);
+          *rc = cmaPull(q, te.where, f.cursor, f.use);
           return true;
         }
         f.begin = te.where;
@@ -409,8 +410,19 @@ int selfCopy(const Block& s, const Block& r) {
   return rc;
 }
 
-// Pulls `len` bytes at `remote` in process `pid` into stream bytes [0, len) of `dst`.
-int cmaPull(int pid, uint64_t remote, dt::Cursor& dst, uint64_t len) {
+// Pulls `len` bytes at `remote` in rank `rank` into stream bytes [0, len) of
+// `dst`: a plain copy when the bytes lie in the shared segment (MPI_Alloc_mem
+// memory: the peer's address translates into our mapping), else one
+// process_vm_readv per batch of receive runs.
+int cmaPull(uint32_t rank, uint64_t remote, dt::Cursor& dst, uint64_t len) {
+  const Engine& e = engine();
+  const segment::RankCtl* peer = e.seg.ctl(rank);
+  const uint64_t total = e.seg.header()->totalSize;
+  if (remote >= peer->mapBase && remote - peer->mapBase <= total && len <= total - (remote - peer->mapBase)) {
+    if (len) dst.unpack(0, e.seg.base() + (remote - peer->mapBase), len);
+    return 0;
+  }
+  const pid_t pid = static_cast<pid_t>(peer->pid);
   constexpr size_t kMaxIov = 512;
   struct iovec local[kMaxIov];
   uint64_t pos = 0;
@@ -425,6 +437,14 @@ int cmaPull(int pid, uint64_t remote, dt::Cursor& dst, uint64_t len) {
     pos += static_cast<uint64_t>(got);
   }
   return 0;
+}
+
+bool inSegment(const void* p, uint64_t len) {
+  const Engine& e = engine();
+  const char* base = e.seg.base();
+  const uint64_t total = e.seg.header()->totalSize;
+  const char* q = static_cast<const char*>(p);
+  return q >= base && static_cast<uint64_t>(q - base) <= total && len <= total - static_cast<uint64_t>(q - base);
 }
 
 int streamedExchange(Team& team, const ExchangeArgs& args, const StreamParams& prm) {

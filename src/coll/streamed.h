@@ -12,9 +12,14 @@ struct StreamParams {
   uint64_t cmaMin = 0;    // ... when they are at least this many bytes
 };
 
-// Pulls `len` bytes at address `remote` in process `pid` into stream bytes
-// [0, len) of `dst` with process_vm_readv.  Returns 0 or MPI_ERR_OTHER with a reason.
-int cmaPull(int pid, uint64_t remote, dt::Cursor& dst, uint64_t len);
+// Pulls `len` bytes at address `remote` in world rank `rank` into stream
+// bytes [0, len) of `dst`: a plain copy when they lie in the shared segment
+// (MPI_Alloc_mem memory), else process_vm_readv.  Returns 0 or MPI_ERR_OTHER
+// with a reason.
+int cmaPull(uint32_t rank, uint64_t remote, dt::Cursor& dst, uint64_t len);
+// True when [p, p + len) lies in this rank's mapping of the shared segment,
+// so every peer can read it without a system call.
+bool inSegment(const void* p, uint64_t len);
 
 // Copies this rank's block to itself (send block to receive block, any
 // layouts; nothing when both are the same memory).  Returns 0, or

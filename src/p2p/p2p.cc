@@ -352,7 +352,8 @@ class Engine {
           break;
         case kRts:
           fillEnvelope(c, kRts, s->env, s->total, s->id);
-          if (cma_ && s->cur.contiguous() && s->total >= cmaMin_ && o.dest != me_)
+          if (s->cur.contiguous() && s->total >= cmaMin_ && o.dest != me_ &&
+              (cma_ || coll::inSegment(s->cur.contiguousBase(), s->total)))
             c->aux = reinterpret_cast<uint64_t>(s->cur.contiguousBase());
           push(o.dest, c);
           out_.pop_front();
@@ -524,8 +525,7 @@ class Engine {
       return;
     }
     if (m.addr) {
-      int pid = static_cast<int>(seg_.ctl(m.srcWorld)->pid);
-      if (coll::cmaPull(pid, m.addr, r->cur, n) == 0) {
+      if (coll::cmaPull(m.srcWorld, m.addr, r->cur, n) == 0) {
         control(kFin, m.srcWorld, m.senderId, 0);
         complete(r);
         return;

@@ -31,7 +31,8 @@ int mapSegment(Context& c) {
   const char* fdStr = std::getenv("SHMCOLL_SEG_FD");
   if (!fdStr) {
     // MPI singleton: a one-rank job in private shared memory.
-    segment::Layout l = segment::computeLayout(1);
+    segment::Layout l = segment::computeLayout(1, segment::kDefaultSlotBytes,
+                                               env::size("SHMCOLL_ALLOC_MEM", segment::kDefaultHeapBytes));
     void* p = mmap(nullptr, l.totalSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
       return fail(MPI_ERR_NO_MEM, "cannot map %llu bytes for a singleton job: %s",
@@ -93,6 +94,7 @@ int init(int requiredThread, int* provided) {
   segment::RankCtl* me = e.self();
   me->pid = static_cast<uint32_t>(getpid());
   me->cmaProbeAddr = reinterpret_cast<uint64_t>(&gProbeWord);
+  me->mapBase = reinterpret_cast<uint64_t>(c.mapBase);
   me->state.store(segment::kInitialized, std::memory_order_release);
   e.seg.header()->attached.fetch_add(1, std::memory_order_acq_rel);
 

@@ -12,7 +12,7 @@ namespace {
 constexpr uint64_t roundUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 }  // namespace
 
-Layout computeLayout(uint32_t nranks, size_t slotBytes) {
+Layout computeLayout(uint32_t nranks, size_t slotBytes, size_t heapBytes) {
   Layout l;
   l.nranks = nranks;
   l.slotBytes = static_cast<uint32_t>(roundUp(slotBytes ? slotBytes : kDefaultSlotBytes, kLine));
@@ -23,7 +23,9 @@ Layout computeLayout(uint32_t nranks, size_t slotBytes) {
   l.slotOffset = l.bootOffset + uint64_t{nranks} * sizeof(BootEntry);
   l.slotStride = kSlotHeaderBytes + l.slotBytes;
   l.p2pOffset = l.slotOffset + kNumSlots * l.slotStride;
-  l.rankAreaStride = roundUp(l.p2pOffset + sizeof(P2pQueue) + uint64_t{kP2pCells} * kP2pCellBytes, kPage);
+  l.heapOffset = roundUp(l.p2pOffset + sizeof(P2pQueue) + uint64_t{kP2pCells} * kP2pCellBytes, kPage);
+  l.heapBytes = roundUp(heapBytes, kPage);
+  l.rankAreaStride = l.heapOffset + l.heapBytes;
   l.rankAreaOffset = roundUp(sizeof(SegmentHeader), kPage);
   l.totalSize = l.rankAreaOffset + uint64_t{nranks} * l.rankAreaStride;
   return l;
@@ -47,6 +49,8 @@ void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPi
   h->slotStride = l.slotStride;
   h->bootOffset = l.bootOffset;
   h->p2pOffset = l.p2pOffset;
+  h->heapOffset = l.heapOffset;
+  h->heapBytes = l.heapBytes;
   h->abortRank.store(0, std::memory_order_relaxed);
   h->abortCode.store(0, std::memory_order_relaxed);
   h->attached.store(0, std::memory_order_relaxed);
@@ -70,7 +74,7 @@ int validateHeader(const void* base, size_t mappedSize, uint32_t expectRanks) {
                 h->version, kVersion);
   if (h->nranks != expectRanks)
     return fail(MPI_ERR_INTERN, "shared segment is for %u ranks, SHMCOLL_SIZE says %u", h->nranks, expectRanks);
-  Layout l = computeLayout(h->nranks, h->slotBytes);
+  Layout l = computeLayout(h->nranks, h->slotBytes, h->heapBytes);
   if (h->totalSize != l.totalSize || h->totalSize > mappedSize || h->rankAreaStride != l.rankAreaStride)
     return fail(MPI_ERR_INTERN, "shared segment size %llu does not match its layout (%llu expected, %zu mapped)",
                 (unsigned long long)h->totalSize, (unsigned long long)l.totalSize, mappedSize);

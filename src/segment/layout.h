@@ -13,8 +13,9 @@
 // Per-rank memory (the bound the collectives issue asks us to state):
 //   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * round64(16 * N) + 64 * N + kNumSlots * (128 + slotBytes)
 //   + 128 + kP2pCells * kP2pCellBytes
-// rounded up to 4 KiB.  With the default 64 KiB slots that is 436 KiB per
-// rank at N = 2 and 532 KiB per rank at N = 1024.
+// rounded up to 4 KiB, plus the rank's MPI_Alloc_mem heap (default 2 MiB).
+// With the default 64 KiB slots and no heap that is 436 KiB per rank at
+// N = 2 and 532 KiB per rank at N = 1024.
 //
 // Launcher <-> rank protocol (environment of each rank):
 //   SHMCOLL_RANK, SHMCOLL_SIZE     this rank and the job size
@@ -42,6 +43,8 @@ constexpr size_t kDefaultSlotBytes = 64 * 1024;
 // kP2pCellBytes (a 64-byte header, then payload) that it fills and links into
 // a receiver's queue; the receiver frees them when it has read them.
 constexpr uint32_t kP2pCells = 64;
+// Per-rank heap for MPI_Alloc_mem (SHMCOLL_ALLOC_MEM at launch).
+constexpr size_t kDefaultHeapBytes = 2 * 1024 * 1024;
 constexpr size_t kP2pCellBytes = 4096;
 
 // Rank life-cycle states, written by the rank, read by the launcher.
@@ -75,6 +78,8 @@ struct alignas(kLine) SegmentHeader {
   uint64_t slotStride;
   uint64_t bootOffset;      // nranks BootEntry
   uint64_t p2pOffset;       // P2pQueue, then kP2pCells cells of kP2pCellBytes
+  uint64_t heapOffset;      // the MPI_Alloc_mem heap, heapBytes long (page aligned)
+  uint64_t heapBytes;
 
   // Abort word: 0 while the job runs; the first rank to abort stores rank+1
   // into abortRank and its code into abortCode (compare-exchange on abortRank).
@@ -92,8 +97,9 @@ struct alignas(kLine) RankCtl {
   int32_t cpu;                  // core it was bound to, -1 if unbound
   int32_t numaNode;             // NUMA node its area was placed on, -1 if unknown
   uint64_t cmaProbeAddr;        // address of a word in this rank that peers try to read with CMA
+  uint64_t mapBase;             // where this rank mapped the segment (peers translate its addresses)
   std::atomic<uint32_t> cmaOk;  // 0 unknown, 1 this rank could read its neighbour, 2 it could not
-  char pad0[kLine - 28];
+  char pad0[kLine - 36];
   // Line 1: wake-up word.  Peers bump `wake` and futex-wake it when `sleeping`
   // is set; the owner futex-waits on it.  Both live on one line because every
   // waker touches both.
@@ -193,12 +199,14 @@ struct Layout {
   uint64_t slotStride = 0;
   uint64_t bootOffset = 0;
   uint64_t p2pOffset = 0;
+  uint64_t heapOffset = 0;
+  uint64_t heapBytes = 0;
   uint64_t totalSize = 0;
 };
 
 // Computes the layout for `nranks` ranks and slots of `slotBytes` (rounded up
 // to 64).  Pure: used by the launcher to size the segment and by tests.
-Layout computeLayout(uint32_t nranks, size_t slotBytes = kDefaultSlotBytes);
+Layout computeLayout(uint32_t nranks, size_t slotBytes = kDefaultSlotBytes, size_t heapBytes = 0);
 
 // Writes the header for `layout` into a zeroed segment at `base`.
 void initHeader(void* base, const Layout& layout, uint64_t jobId, uint32_t launcherPid, uint32_t ncores);
@@ -233,6 +241,7 @@ class View {
   uint64_t cellOffset(uint32_t r, uint32_t i) const {
     return hdr_->rankAreaOffset + r * hdr_->rankAreaStride + hdr_->p2pOffset + sizeof(P2pQueue) + i * kP2pCellBytes;
   }
+  char* heap(uint32_t r) const { return rankArea(r) + hdr_->heapOffset; }
   template <class T>
   T* at(uint64_t off) const { return reinterpret_cast<T*>(base_ + off); }
   char* slotPayload(uint32_t r, uint32_t s) const { return reinterpret_cast<char*>(slot(r, s)) + kSlotHeaderBytes; }
