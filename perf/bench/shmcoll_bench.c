@@ -87,14 +87,15 @@ enum {
   OP_BCAST,     /* root 0 */
   OP_REDUCE,    /* MPI_DOUBLE, MPI_SUM, root 0 */
   OP_ALLREDUCE, /* MPI_DOUBLE, MPI_SUM */
+  OP_SENDRECV,  /* point-to-point: MPI_Sendrecv around a ring (to rank+1, from rank-1) */
   OP_MEMCPY,  /* all ranks copy their receive volume concurrently */
   OP_MEMCPY1, /* rank 0 alone copies it */
   OP_COUNT
 };
 static const char *const kOpNames[OP_COUNT] = {"alltoall", "alltoallv", "alltoallv_skew", "alltoallw",
-                                               "allgather", "allgatherv", "bcast", "reduce", "allreduce",
+                                               "allgather", "allgatherv", "bcast", "reduce", "allreduce", "sendrecv",
                                                "memcpy", "memcpy1"};
-#define OPS_COLL ((1u << OP_MEMCPY) - 1)
+#define OPS_COLL ((1u << OP_SENDRECV) - 1)
 #define OPS_DEFAULT (OPS_COLL | (1u << OP_MEMCPY) | (1u << OP_MEMCPY1))
 
 static int is_copy_op(int op) { return op == OP_MEMCPY || op == OP_MEMCPY1; }
@@ -180,8 +181,9 @@ static void usage(void) {
   printf(
       "usage: shmcoll-bench [options]\n"
       "  --op LIST         comma-separated: alltoall alltoallv alltoallv_skew alltoallw allgather\n"
-      "                    allgatherv bcast reduce allreduce memcpy memcpy1, or coll (the nine\n"
-      "                    collectives) (default, and all: the collectives, memcpy and memcpy1)\n"
+      "                    allgatherv bcast reduce allreduce sendrecv memcpy memcpy1, or coll (the\n"
+      "                    nine collectives) (default, and all: the collectives, memcpy and\n"
+      "                    memcpy1); sendrecv is MPI_Sendrecv around a ring (point-to-point)\n"
       "  --min-size SIZE   smallest block in bytes, e.g. 1, 4K (default 1)\n"
       "  --max-size SIZE   largest block, e.g. 16M (default 16M; 1M with --quick)\n"
       "  --sizes LIST      explicit comma-separated block sizes instead of powers of two\n"
@@ -347,6 +349,7 @@ static size_t region_part(size_t bytes) { return bytes ? align_up(bytes, PAGE) :
 
 /* Bytes that `src` sends to `dst` for an all-to-all with block size s. */
 static size_t pair_bytes(int op, int src, int dst, int n, size_t s) {
+  if (op == OP_SENDRECV) return dst == (src + 1) % n ? s : 0;
   if (op != OP_ALLTOALLV_SKEW) return s;
   /* Skewed: rank 0 sends rank n-1 as much as a uniform exchange would bring
    * any one rank (n x s); besides that a ring of small messages (s/16 to the
@@ -567,6 +570,12 @@ static inline void run_op(const Layout *L, char *sb, char *rb) {
     case OP_ALLREDUCE:
       MPI_Allreduce(sb, rb, (int)red_count(L), MPI_DOUBLE, MPI_SUM, w);
       break;
+    case OP_SENDRECV: {
+      int next = (g_rank + 1) % g_nranks, prev = (g_rank + g_nranks - 1) % g_nranks;
+      MPI_Sendrecv(sb + L->sdispls[next], s, MPI_BYTE, next, 0, rb + L->rdispls[prev], s, MPI_BYTE, prev, 0, w,
+                   MPI_STATUS_IGNORE);
+      break;
+    }
     case OP_MEMCPY:
       memcpy(rb, sb, L->recv_bytes);
       break;
