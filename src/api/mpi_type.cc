@@ -2,6 +2,7 @@
 // element counts, MPI_Pack/MPI_Unpack.  Each entry point checks its
 // arguments, converts handles and calls one engine function in dt/.
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -532,35 +533,31 @@ SHMCOLL_API(int, MPI_Get_elements_x, (const MPI_Status* status, MPI_Datatype dat
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Get_count, (const MPI_Status* status, MPI_Datatype datatype, int* count)) {
-  const char* fn = "MPI_Get_count";
+namespace {
+// MPI_Get_count and MPI_Get_count_c: whole elements of `datatype` in the
+// received bytes, MPI_UNDEFINED when they are not whole or exceed `limit`.
+template <class C>
+int getCount(const char* fn, const MPI_Status* status, MPI_Datatype datatype, C* count, uint64_t limit) {
   NOT_NULL(status, fn, "status");
   NOT_NULL(count, fn, "count");
   TYPE_ARG(t, datatype, fn, "datatype");
-  const MPI_Count bytes = status->shmcoll_count_;
   if (t->size == 0) {
     *count = 0;  // MPI: a zero-size type gives a count of zero
     return MPI_SUCCESS;
   }
-  const uint64_t sz = t->size;
+  const MPI_Count bytes = status->shmcoll_count_;
   const uint64_t b = bytes > 0 ? static_cast<uint64_t>(bytes) : 0;
-  *count = (b % sz || b / sz > static_cast<uint64_t>(INT_MAX)) ? MPI_UNDEFINED : static_cast<int>(b / sz);
+  *count = (b % t->size || b / t->size > limit) ? MPI_UNDEFINED : static_cast<C>(b / t->size);
   return MPI_SUCCESS;
+}
+}  // namespace
+
+SHMCOLL_API(int, MPI_Get_count, (const MPI_Status* status, MPI_Datatype datatype, int* count)) {
+  return getCount("MPI_Get_count", status, datatype, count, static_cast<uint64_t>(INT_MAX));
 }
 
 SHMCOLL_API(int, MPI_Get_count_c, (const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count)) {
-  const char* fn = "MPI_Get_count_c";
-  NOT_NULL(status, fn, "status");
-  NOT_NULL(count, fn, "count");
-  TYPE_ARG(t, datatype, fn, "datatype");
-  const MPI_Count bytes = status->shmcoll_count_;
-  if (t->size == 0) {
-    *count = 0;
-    return MPI_SUCCESS;
-  }
-  const uint64_t b = bytes > 0 ? static_cast<uint64_t>(bytes) : 0;
-  *count = (b % t->size) ? MPI_UNDEFINED : static_cast<MPI_Count>(b / t->size);
-  return MPI_SUCCESS;
+  return getCount("MPI_Get_count_c", status, datatype, count, static_cast<uint64_t>(INT64_MAX));
 }
 
 // ---- pack / unpack ---------------------------------------------------------------------

@@ -135,6 +135,36 @@ int harvest(const char* fn, int count, MPI_Request* reqs, MPI_Status* statuses, 
   return k;
 }
 
+// Waitall / Testall once every request is done: finishes them all, each
+// status with its own MPI_ERROR, and MPI_ERR_IN_STATUS if any failed.
+int finishAll(const char* fn, int count, MPI_Request* reqs, MPI_Status* statuses) {
+  bool anyError = false;
+  MPI_Comm errComm = kNoComm;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+    if (!isActive(reqs[i])) {
+      emptyStatus(st);
+      continue;
+    }
+    MPI_Comm c = commOf(reqs[i]);
+    if (finish(&reqs[i], st)) {
+      anyError = true;
+      errComm = c;
+    }
+  }
+  if (anyError) return raisef(errComm, fn, MPI_ERR_IN_STATUS, "a request failed; see the MPI_ERROR fields");
+  return MPI_SUCCESS;
+}
+
+// Waitsome / Testsome after waiting (or one progress call): finishes the done requests.
+int finishSome(const char* fn, int incount, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* statuses) {
+  bool anyError = false;
+  MPI_Comm errComm = kNoComm;
+  *outcount = harvest(fn, incount, reqs, statuses, true, indices, &anyError, &errComm);
+  if (anyError) return raisef(errComm, fn, MPI_ERR_IN_STATUS, "a request failed; see the MPI_ERROR fields");
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 MPI_Request newRequest(p2p::Request* op, MPI_Comm comm, const char* what) {
@@ -279,23 +309,7 @@ SHMCOLL_API(int, MPI_Waitall, (int count, MPI_Request array_of_requests[], MPI_S
   if (int rc = checkArray(fn, count, array_of_requests)) return rc;
   ArrayWait w{count, array_of_requests, true};
   if (int rc = p2p::waitFor(arrayReady, &w)) return raisef(kNoComm, fn, rc, "the job is ending");
-  bool anyError = false;
-  MPI_Comm errComm = kNoComm;
-  for (int i = 0; i < count; ++i) {
-    MPI_Status* st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
-    if (!isActive(array_of_requests[i])) {
-      emptyStatus(st);
-      continue;
-    }
-    MPI_Comm c = commOf(array_of_requests[i]);
-    int code = finish(&array_of_requests[i], st);
-    if (code) {
-      anyError = true;
-      errComm = c;
-    }
-  }
-  if (anyError) return raisef(errComm, fn, MPI_ERR_IN_STATUS, "a request failed; see the MPI_ERROR fields");
-  return MPI_SUCCESS;
+  return finishAll(fn, count, array_of_requests, array_of_statuses);
 }
 
 SHMCOLL_API(int, MPI_Testall, (int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[])) {
@@ -309,22 +323,7 @@ SHMCOLL_API(int, MPI_Testall, (int count, MPI_Request array_of_requests[], int* 
     return MPI_SUCCESS;
   }
   *flag = 1;
-  bool anyError = false;
-  MPI_Comm errComm = kNoComm;
-  for (int i = 0; i < count; ++i) {
-    MPI_Status* st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &array_of_statuses[i];
-    if (!isActive(array_of_requests[i])) {
-      emptyStatus(st);
-      continue;
-    }
-    MPI_Comm c = commOf(array_of_requests[i]);
-    if (finish(&array_of_requests[i], st)) {
-      anyError = true;
-      errComm = c;
-    }
-  }
-  if (anyError) return raisef(errComm, fn, MPI_ERR_IN_STATUS, "a request failed; see the MPI_ERROR fields");
-  return MPI_SUCCESS;
+  return finishAll(fn, count, array_of_requests, array_of_statuses);
 }
 
 namespace {
@@ -388,11 +387,7 @@ SHMCOLL_API(int, MPI_Waitsome,
   }
   ArrayWait w{incount, array_of_requests, false};
   if (int rc = p2p::waitFor(arrayReady, &w)) return raisef(kNoComm, fn, rc, "the job is ending");
-  bool anyError = false;
-  MPI_Comm errComm = kNoComm;
-  *outcount = harvest(fn, incount, array_of_requests, array_of_statuses, true, array_of_indices, &anyError, &errComm);
-  if (anyError) return raisef(errComm, fn, MPI_ERR_IN_STATUS, "a request failed; see the MPI_ERROR fields");
-  return MPI_SUCCESS;
+  return finishSome(fn, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
 SHMCOLL_API(int, MPI_Testsome,
@@ -407,11 +402,7 @@ SHMCOLL_API(int, MPI_Testsome,
     return MPI_SUCCESS;
   }
   if (!p2p::progress()) p2p::idle();
-  bool anyError = false;
-  MPI_Comm errComm = kNoComm;
-  *outcount = harvest(fn, incount, array_of_requests, array_of_statuses, true, array_of_indices, &anyError, &errComm);
-  if (anyError) return raisef(errComm, fn, MPI_ERR_IN_STATUS, "a request failed; see the MPI_ERROR fields");
-  return MPI_SUCCESS;
+  return finishSome(fn, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
 // ---- persistent requests -------------------------------------------------------
