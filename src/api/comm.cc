@@ -85,9 +85,13 @@ SHMCOLL_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, M
   // them all together.  The hardware-guided types would need a resource type
   // from the info argument; without one the standard lets us return
   // MPI_COMM_NULL, which we do (still collectively).
+  SHMCOLL_REQUIRE(info == MPI_INFO_NULL || rt::info(info), comm, "MPI_Comm_split_type", MPI_ERR_INFO,
+                  "info = %#x is not a valid info object", static_cast<unsigned>(info));
   int color = split_type == MPI_COMM_TYPE_SHARED ? 0 : MPI_UNDEFINED;
   rt::Comm* nc = nullptr;
   int rc = rt::splitComm(*c, color, key, &nc);
+  // The info argument becomes the new communicator's hints (MPI_Comm_get_info returns them).
+  if (rc == 0 && nc && info != MPI_INFO_NULL) nc->hints = *rt::info(info);
   return finishCreate(comm, "MPI_Comm_split_type", rc, nc, newcomm);
 }
 

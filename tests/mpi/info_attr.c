@@ -450,6 +450,15 @@ static void test_info(void) {
   }
   OK(MPI_Info_free(&used));
   OK(MPI_Comm_free(&e));
+  /* MPI_Comm_split_type keeps its info argument as the new communicator's hints. */
+  OK(MPI_Comm_split_type(d, MPI_COMM_TYPE_SHARED, 0, hint, &e));
+  OK(MPI_Comm_get_info(e, &used));
+  if (EXACT) {
+    const char *k[] = {"mpi_assert_no_any_tag"}, *v[] = {"true"};
+    expect_info(used, 1, k, v, "MPI_Comm_split_type");
+  }
+  OK(MPI_Info_free(&used));
+  OK(MPI_Comm_free(&e));
   OK(MPI_Info_free(&hint));
   if (EXACT) { /* MPI_INFO_NULL: no hints */
     OK(MPI_Comm_dup_with_info(d, MPI_INFO_NULL, &e));
