@@ -261,8 +261,8 @@ static void truncation_and_proc_null(void) {
     size_t n = ns[k], cap = n / 2;
 #ifdef OMPI_MAJOR_VERSION
     /* Open MPI 4.1.4 defect: a truncated message from a rank to itself (its
-       "self" transport) completes without MPI_ERR_TRUNCATE and writes past
-       the receive buffer (malloc then aborts). */
+       "self" transport) completes without MPI_ERR_TRUNCATE when small and
+       writes past the receive buffer when larger (malloc then aborts). */
     if (to == rank) continue;
 #endif
     unsigned char *s = area(n), *r = area(cap);
