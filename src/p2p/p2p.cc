@@ -99,8 +99,8 @@ class Engine {
     me_ = e.rank;
     cma_ = e.cma;
     queue_ = seg_.p2pQueue(me_);
-    stubOff_ = reinterpret_cast<char*>(&queue_->stubNext) - seg_.base();
-    head_ = stubOff_;
+    anchorOff_ = reinterpret_cast<char*>(&queue_->anchorNext) - seg_.base();
+    head_ = anchorOff_;
     eagerMax_ = std::min<uint64_t>(kPayload, env::size("SHMCOLL_P2P_EAGER", kPayload));
     cmaMin_ = env::size("SHMCOLL_P2P_CMA_MIN", 16 * 1024);
     for (uint32_t i = 0; i < kP2pCells; ++i) cellOff_[i] = seg_.cellOffset(me_, i);
@@ -273,7 +273,7 @@ class Engine {
     c->next.store(0, std::memory_order_relaxed);
     segment::P2pQueue* q = seg_.p2pQueue(dest);
     uint64_t prev = q->tail.exchange(off, std::memory_order_acq_rel);
-    std::atomic<uint64_t>* link = prev ? nextOf(prev) : &q->stubNext;  // 0: the queue was never used (its stub)
+    std::atomic<uint64_t>* link = prev ? nextOf(prev) : &q->anchorNext;  // 0: the queue was never used (its anchor)
     link->store(off, std::memory_order_release);
     channel::wakePeer(seg_.ctl(dest));
   }
@@ -282,7 +282,7 @@ class Engine {
   uint64_t pop() {
     uint64_t h = head_;
     uint64_t nxt = nextOf(h)->load(std::memory_order_acquire);
-    if (h == stubOff_) {
+    if (h == anchorOff_) {
       if (!nxt) return 0;
       head_ = h = nxt;
       nxt = nextOf(h)->load(std::memory_order_acquire);
@@ -293,9 +293,9 @@ class Engine {
     }
     uint64_t t = queue_->tail.load(std::memory_order_acquire);
     if (t != h) return 0;  // a producer is between its exchange and its link
-    queue_->stubNext.store(0, std::memory_order_relaxed);
-    uint64_t prev = queue_->tail.exchange(stubOff_, std::memory_order_acq_rel);
-    nextOf(prev)->store(stubOff_, std::memory_order_release);
+    queue_->anchorNext.store(0, std::memory_order_relaxed);
+    uint64_t prev = queue_->tail.exchange(anchorOff_, std::memory_order_acq_rel);
+    nextOf(prev)->store(anchorOff_, std::memory_order_release);
     nxt = nextOf(h)->load(std::memory_order_acquire);
     if (nxt) {
       head_ = nxt;
@@ -542,7 +542,7 @@ class Engine {
   uint32_t me_ = 0;
   bool cma_ = false;
   segment::P2pQueue* queue_ = nullptr;
-  uint64_t stubOff_ = 0;
+  uint64_t anchorOff_ = 0;
   uint64_t head_ = 0;
   uint64_t eagerMax_ = kPayload;
   uint64_t cmaMin_ = 0;

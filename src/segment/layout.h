@@ -144,13 +144,13 @@ static_assert(sizeof(BootEntry) == kLine);
 // The incoming point-to-point queue of a rank: a multi-producer,
 // single-consumer linked list of cells (any rank's), linked by offsets from
 // the segment base.  Producers exchange `tail` and then link the previous
-// tail's `next`; the consumer alone walks from its private head.  `stub` is
+// tail's `next`; the consumer alone walks from its private head.  `anchor` is
 // the queue's own empty node (its first word is its `next`); a tail of 0
-// (freshly zeroed memory) stands for the stub.
+// (freshly zeroed memory) stands for the anchor.
 struct alignas(kLine) P2pQueue {
   std::atomic<uint64_t> tail;
   char pad[kLine - 8];
-  alignas(kLine) std::atomic<uint64_t> stubNext;
+  alignas(kLine) std::atomic<uint64_t> anchorNext;
 };
 static_assert(sizeof(P2pQueue) == 2 * kLine);
 
