@@ -80,7 +80,7 @@ int bcast(const char* fn, void* buffer, C count, MPI_Datatype datatype, int root
   a.allPairs = false;
   a.root = static_cast<uint32_t>(root);
   a.me = c->team.rank;
-  a.broadcast = a.me == a.root;
+  a.broadcast = true;  // on every rank: receivers read the root's one shared lane
   a.block = {s.buf, static_cast<uint64_t>(count), s.type};
   return api::runExchange(c, fn, a);
 }

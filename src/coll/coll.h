@@ -39,7 +39,10 @@ const char* opName(Op op);
 class ExchangeArgs {
  public:
   Op op = Op::kAlltoall;
-  bool broadcast = false;  // send(p) is the same block for every p (allgather family)
+  // send(p) is the same block for every p (allgather family, bcast): the
+  // sender announces it once, in a lane all readers share.  Must be the same
+  // on every rank of the operation, senders or not (readers look for it).
+  bool broadcast = false;
   virtual ~ExchangeArgs() = default;
   virtual Block send(uint32_t peer) const = 0;
   virtual Block recv(uint32_t peer) const = 0;

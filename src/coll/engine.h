@@ -9,9 +9,9 @@
 
 namespace shmcoll::coll {
 
-// What last used one of this rank's two tables: the owner may rewrite it once
-// every reader has consumed operation `seq` on context `ctx`.
-struct TableUse {
+// What last used one of this rank's two lane areas: the owner may rewrite it
+// once every reader has finished operation `seq` on context `ctx`.
+struct LaneUse {
   uint32_t ctx = 0;
   uint64_t seq = 0;
   std::vector<uint32_t> readers;  // world ranks
@@ -23,9 +23,19 @@ struct Engine {
   uint32_t size = 1;  // world size
   bool cma = false;   // process_vm_readv works between every pair of ranks
   uint64_t highSeq = 0;  // highest sequence number this rank used on any context
-  TableUse tableUse[2];
+  LaneUse laneUse[2];
   uint32_t slotExpected[segment::kNumSlots] = {};  // acks owed on each slot's last chunk
+  // done[ctx][r]: an operation on `ctx` that world rank r is known to have
+  // finished (every operation up to it, too).  Learnt for free from the lane
+  // tags we read (a rank announces operation s only after finishing s - 1),
+  // else from r's `consumed` line.  Sized to the world on a context's first use.
+  std::vector<uint64_t> done[segment::kMaxContexts];
   segment::RankCtl* self() const { return seg.ctl(rank); }
+  uint64_t& doneBy(uint32_t ctx, uint32_t r) {
+    std::vector<uint64_t>& d = done[ctx];
+    if (d.empty()) d.assign(size, 0);
+    return d[r];
+  }
 };
 
 Engine& engine();

@@ -1,42 +1,69 @@
-// Algorithm: streamed exchange through the sender's mailbox slots, with
-// single-copy (CMA) pulls for large contiguous blocks.
+// Algorithm: the exchange -- lanes with inline payloads for small blocks, a
+// stream through the sender's mailbox slots for the rest, and single-copy
+// (CMA) pulls for large contiguous blocks.
 //
-// How it works.  Each rank lays out everything it sends as one logical byte
-// stream: its blocks for peers me+1, me+2, ..., me-1 one after another (for
-// the allgather family the stream is just its one block, read by everyone).
-// It publishes a table, indexed by peer, of (bytes, offset in the stream) and
-// raises its `posted` line to the operation's sequence number.  Blocks that
-// are contiguous in the sender and at least `cmaMin` bytes are left out of the
-// stream: the table gives their address instead and the receiver pulls them
-// with process_vm_readv straight into its receive layout (one copy).
-// The stream flows through the sender's two mailbox slots in chunks of the
-// slot size: chunk k goes to slot k % 2 once every reader of chunk k - 2 has
-// acknowledged it, so the sender packs chunk k+1 while receivers unpack chunk
-// k.  A receiver keeps a cursor per sender and takes whatever chunk is ready
-// from any sender, starting each sweep at me-1, me-2, ... (the order senders
-// stream in, so pairs at one distance tend to move together).  Because a
-// receiver never blocks on one sender while a chunk from another is waiting
-// for its acknowledgement, every published chunk is eventually consumed and
-// the exchange cannot deadlock, whatever the block sizes (in particular for
-// the allgather family, where every chunk has readers at every distance); and
-// one heavy pair does not hold back the others.  Zero-byte pairs cost one
-// table read and nothing else.  A rank interleaves producing and consuming in
-// one loop and sleeps (channel/wait.h) only when neither can move.
+// How it works.  For every pair (i, j) the sender i tells j what it sends
+// through a lane: a piece of one of i's two lane areas (segment/layout.h),
+// chosen by the parity of the operation's sequence number.  Lane j of the
+// area belongs to reader j; an operation that sends one block to everybody
+// (the allgather family, bcast) uses a single lane that all readers read.
+// The lane's first line holds the tag (sequence number and context), the byte
+// count and how the bytes travel:
+//   - inline: a block that fits the lane (laneBytes(n) - 16 bytes, capped by
+//     SHMCOLL_INLINE_MAX) is packed right behind the header.  A small block
+//     costs the reader one cache-line transfer: tag, count and payload arrive
+//     together, and nothing is acknowledged.
+//   - single copy: a block that is contiguous in the sender and at least
+//     `cmaMin` bytes is announced by its address; the reader pulls it with
+//     process_vm_readv straight into its receive layout (a plain copy when
+//     the buffer is MPI_Alloc_mem memory in the segment), and the sender
+//     waits, before returning, until those readers say they are done.
+//   - stream: everything else goes into the sender's outgoing byte stream
+//     (its blocks for peers me+1, me+2, ..., me-1 one after another) at the
+//     offset the lane gives.  The stream flows through the sender's two
+//     mailbox slots in chunks of the slot size: chunk k goes to slot k % 2
+//     once every reader of chunk k - 2 has acknowledged it, so the sender packs
+//     chunk k+1 while receivers unpack chunk k.
+// A receiver keeps a cursor per sender and takes whatever is ready from any
+// sender, starting each sweep at me-1, me-2, ... (the order senders stream
+// in, so pairs at one distance tend to move together).  Because a receiver
+// never blocks on one sender while a chunk from another is waiting for its
+// acknowledgement, every published chunk is eventually consumed and the
+// exchange cannot deadlock, whatever the block sizes; one heavy pair does not
+// hold back the others.  A rank writes its lanes first, then copies its own
+// block (so peers start reading at once), then interleaves producing and
+// consuming in one loop, sleeping (channel/wait.h) only when neither can move.
+// At the end it raises its `consumed` line for the context.
 //
-// Safety across operations and communicators.  A table is chosen by the
-// parity of the sequence number and rewritten only after every reader of its
-// previous use has raised its `consumed` line past that use; a slot is
-// rewritten only after all readers of its last chunk acknowledged it; chunk
-// tags carry (seq, ctx, chunk) and are checked against the full sequence
-// number, so a reader never takes a stale chunk.
+// Reuse of a lane area.  A lane area is rewritten only when every reader of
+// its previous use has finished that operation.  A rank announces operation
+// s on a context only after finishing s - 1 there, so every lane tag we read
+// tells us that its sender is done with all earlier operations on that
+// context (Engine::done).  In a run of collectives on one communicator in
+// which every rank hears from every other (alltoall, allgather, allreduce...),
+// reading the lanes of operation s - 1 already proves that the area last
+// used by s - 2 is free: the check costs no memory traffic.  Otherwise (a
+// rooted operation, another communicator in between) the sender reads the
+// readers' `consumed` lines, and waits if needed.  A slot is rewritten only
+// after all readers of its last chunk acknowledged it; chunk tags carry
+// (seq, ctx, chunk) and are checked against the full sequence number, so a
+// reader never takes a stale chunk.
 //
-// Cost per rank, stream of B bytes out and B bytes in: B bytes packed + B
-// unpacked through the slots (two copies in total per byte), or one copy for
-// CMA blocks; n-1 table reads; ceil(B / slot) chunk hand-offs of about three
-// cache-line transfers each.  Memory: fixed per rank (two slots), any message size.
+// A receiver compares the sender's byte count with its own; a difference
+// gives MPI_ERR_TRUNCATE (sender sends more) or MPI_ERR_COUNT, only the
+// common part is delivered, no byte is written outside the receive blocks,
+// and every rank still returns.
 //
-// Chosen as "hybrid" by default, "segment" with CMA off, "single_copy" with
-// CMA for every contiguous block however small (see registry.cc).
+// Cost per rank for blocks of b bytes to each of n-1 peers: inline, n-1 lane
+// writes and n-1 lane reads of ceil((b + 16) / 64) lines each, two copies per
+// byte and no waiting for acknowledgements; streamed, two copies per byte and
+// ceil(B / slot) chunk hand-offs of about three line transfers for a stream
+// of B bytes; single copy, one copy per byte plus a system call per block.
+// Memory: fixed per rank (two lane areas, two slots), any message size.
+//
+// Chosen as "hybrid" by default; "segment" turns single copy off,
+// "single_copy" uses it for every contiguous block however small (see
+// registry.cc).
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -55,9 +82,7 @@ namespace shmcoll::coll {
 
 namespace {
 
-using segment::TableEntry;
-
-constexpr uint64_t kTableCma = segment::kTableCma;
+using segment::LaneHeader;
 
 uint64_t makeTag(uint64_t seq, uint32_t ctx, uint64_t chunk) {
   return (seq << 32) ^ (uint64_t{ctx} << 24) ^ (chunk & 0xffffff) ^ (1ull << 63);
@@ -70,23 +95,53 @@ struct Part {
   uint64_t bytes;
 };
 
+enum Stage { kWaitLane, kPull };
+
+// Progress through one sender's bytes for us.
+struct From {
+  uint32_t teamRank;
+  Stage stage;
+  const LaneHeader* lane;
+  uint64_t chunk, begin, end, use;
+  dt::Cursor cursor;
+};
+
+// Per-process scratch reused by every exchange, so a small collective does
+// not allocate.
+struct Scratch {
+  std::vector<Part> parts;
+  std::vector<uint32_t> firstWake;
+  std::vector<uint32_t> cmaReaders;  // team ranks that pull from our user buffer
+  std::vector<From> from;
+};
+Scratch& scratch() {
+  static Scratch s;
+  return s;
+}
 
 class Run {
  public:
   Run(Team& team, const ExchangeArgs& a, const StreamParams& prm)
-      : e_(engine()), seg_(e_.seg), team_(team), a_(a), prm_(prm) {}
+      : e_(engine()), seg_(e_.seg), team_(team), a_(a), prm_(prm), sc_(scratch()) {}
 
   int go() {
     const uint32_t n = team_.size();
     me_ = team_.rank;
     seq_ = team_.next();
     ctx_ = team_.ctxId;
+    if (n == 1) {
+      int status = selfCopy(a_.broadcast ? a_.send(0) : a_.send(me_), a_.recv(me_));
+      return status ? fail(status, "%s", lastReason().c_str()) : 0;
+    }
     slot_ = seg_.slotBytes();
+    tag_ = segment::laneTag(seq_, ctx_);
+    area_ = static_cast<uint32_t>(seq_ & 1);
+    laneBytes_ = a_.broadcast ? seg_.laneAreaBytes() : seg_.laneBytes(n);
+    inlineMax_ = std::min<uint64_t>(prm_.inlineMax, laneBytes_ - segment::kLaneHeaderBytes);
+
+    SHMCOLL_CHECK(publish());
     int status = selfCopy(a_.broadcast ? a_.send(0) : a_.send(me_), a_.recv(me_));
     if (status) statusReason_ = lastReason();
-    if (n == 1) return finish(status);
-
-    SHMCOLL_CHECK(planAndPost());
 
     initConsumer();
     while (!(producerDone() && consumerDone())) {
@@ -105,93 +160,20 @@ class Run {
     // Everything addressed to us has been read: release the senders.
     seg_.ctx(e_.rank, ctx_)->consumed.v.store(seq_, std::memory_order_release);
     channel::wakeAll(team_.members, me_, [&](uint32_t r) { return seg_.ctl(r); });
-    if (anyCma_) {
-      // Our user buffer is being read in place: stay until every reader is done.
-      for (uint32_t p = 0; p < n; ++p) {
-        if (p == me_ || !sendsTo(p)) continue;
-        segment::Line64& c = seg_.ctx(team_.members[p], ctx_)->consumed;
-        SHMCOLL_CHECK(channel::waitUntil(e_.self(), [&] { return c.v.load(std::memory_order_acquire) >= seq_; }));
-      }
+    // Our user buffer is being read in place: stay until those readers are done.
+    for (uint32_t p : sc_.cmaReaders) {
+      const uint32_t r = team_.members[p];
+      segment::Line64& c = seg_.ctx(r, ctx_)->consumed;
+      SHMCOLL_CHECK(channel::waitUntil(e_.self(), [&] { return c.v.load(std::memory_order_acquire) >= seq_; }));
+      uint64_t& d = e_.doneBy(ctx_, r);
+      d = std::max(d, seq_);
     }
-    return finish(status);
-  }
-
- private:
-  enum Stage { kWaitPosted, kPull };
-
-  int finish(int status) {
     if (status) return fail(status, "%s", statusReason_.c_str());
     return 0;
   }
 
+ private:
   // ---- producer ------------------------------------------------------------
-
-  int planAndPost() {
-    const uint32_t n = team_.size();
-    const uint32_t t = static_cast<uint32_t>(seq_ & 1);
-    // The table for this parity is free once the readers of its last use are done.
-    TableUse& use = e_.tableUse[t];
-    for (uint32_t r : use.readers) {
-      segment::Line64& c = seg_.ctx(r, use.ctx)->consumed;
-      SHMCOLL_CHECK(channel::waitUntil(e_.self(), [&] { return c.v.load(std::memory_order_acquire) >= use.seq; }));
-    }
-    use.ctx = ctx_;
-    use.seq = seq_;
-    use.readers.clear();
-    for (uint32_t p = 0; p < n; ++p)
-      if (p != me_ && sendsTo(p)) use.readers.push_back(team_.members[p]);
-    nReaders_ = static_cast<uint32_t>(use.readers.size());
-
-    TableEntry* tab = seg_.table(e_.rank, t);
-    parts_.clear();
-    streamBytes_ = 0;
-    anyCma_ = false;
-    if (a_.broadcast) {
-      Block b = a_.send(0);
-      uint64_t bytes = b.bytes();
-      dt::Cursor cur(b.buf, b.count, b.type);
-      bool cma = useCma(bytes, cur);
-      for (uint32_t p = 0; p < n; ++p) {
-        if (p == me_ || !sendsTo(p)) continue;
-        if (cma)
-          tab[p] = {bytes | kTableCma, reinterpret_cast<uint64_t>(cur.contiguousBase())};
-        else
-          tab[p] = {bytes, 0};
-      }
-      anyCma_ = cma && nReaders_ > 0;
-      if (!cma && bytes && nReaders_ > 0) {
-        parts_.push_back({me_, 0, bytes});
-        streamBytes_ = bytes;
-      }
-    } else {
-      for (uint32_t d = 1; d < n; ++d) {
-        uint32_t p = (me_ + d) % n;
-        if (!sendsTo(p)) continue;
-        Block b = a_.send(p);
-        uint64_t bytes = b.bytes();
-        if (bytes == 0) {
-          tab[p] = {0, 0};
-          continue;
-        }
-        dt::Cursor cur(b.buf, b.count, b.type);
-        if (useCma(bytes, cur)) {
-          tab[p] = {bytes | kTableCma, reinterpret_cast<uint64_t>(cur.contiguousBase())};
-          anyCma_ = true;
-        } else {
-          tab[p] = {bytes, streamBytes_};
-          parts_.push_back({p, streamBytes_, bytes});
-          streamBytes_ += bytes;
-        }
-      }
-    }
-    chunks_ = (streamBytes_ + slot_ - 1) / slot_;
-    nextChunk_ = 0;
-    partIdx_ = 0;
-    partCursorFor_ = UINT32_MAX;
-    seg_.ctx(e_.rank, ctx_)->posted.v.store(seq_, std::memory_order_release);
-    channel::wakeAll(team_.members, me_, [&](uint32_t r) { return seg_.ctl(r); });
-    return 0;
-  }
 
   bool sendsTo(uint32_t p) const { return a_.allPairs || a_.sends(p); }
   bool receivesFrom(uint32_t p) const { return a_.allPairs || a_.receives(p); }
@@ -199,6 +181,89 @@ class Run {
   bool useCma(uint64_t bytes, const dt::Cursor& cur) const {
     return prm_.allowCma && bytes > 0 && bytes >= prm_.cmaMin && cur.contiguous() &&
            (e_.cma || inSegment(cur.contiguousBase(), bytes));
+  }
+
+  // Waits until every reader of lane area `area_`'s previous use is done with it.
+  int reclaimArea() {
+    LaneUse& use = e_.laneUse[area_];
+    for (uint32_t r : use.readers) {
+      uint64_t& d = e_.doneBy(use.ctx, r);
+      if (d >= use.seq) continue;
+      segment::Line64& c = seg_.ctx(r, use.ctx)->consumed;
+      SHMCOLL_CHECK(channel::waitUntil(e_.self(), [&] { return c.v.load(std::memory_order_acquire) >= use.seq; }));
+      d = std::max(d, use.seq);
+    }
+    return 0;
+  }
+
+  // Fills one lane (everything but its tag) for a block of `b`.
+  void fillLane(LaneHeader* h, const Block& b, uint32_t peer) {
+    const uint64_t bytes = b.bytes();
+    char* body = reinterpret_cast<char*>(h) + segment::kLaneHeaderBytes;
+    dt::Cursor cur(b.buf, b.count, b.type);
+    if (bytes <= inlineMax_) {
+      cur.pack(0, body, bytes);
+      h->bytes = bytes | segment::kLaneInline;
+    } else if (useCma(bytes, cur)) {
+      const uint64_t where = reinterpret_cast<uint64_t>(cur.contiguousBase());
+      std::memcpy(body, &where, sizeof where);
+      h->bytes = bytes | segment::kLaneCma;
+      if (a_.broadcast) {
+        for (uint32_t p = 0; p < team_.size(); ++p)
+          if (p != me_ && sendsTo(p)) sc_.cmaReaders.push_back(p);
+      } else {
+        sc_.cmaReaders.push_back(peer);
+      }
+    } else {
+      std::memcpy(body, &streamBytes_, sizeof streamBytes_);
+      h->bytes = bytes | segment::kLaneStream;
+      sc_.parts.push_back({peer, streamBytes_, bytes});
+      streamBytes_ += bytes;
+    }
+  }
+
+  // Writes every lane this rank sends through and announces them.
+  int publish() {
+    const uint32_t n = team_.size();
+    sc_.parts.clear();
+    sc_.cmaReaders.clear();
+    streamBytes_ = 0;
+    uint32_t readers = 0;
+    for (uint32_t p = 0; p < n; ++p)
+      if (p != me_ && sendsTo(p)) ++readers;
+    nReaders_ = readers;
+    if (readers == 0) {  // nothing to announce: the area keeps its previous use
+      chunks_ = nextChunk_ = 0;
+      return 0;
+    }
+    SHMCOLL_CHECK(reclaimArea());
+    LaneUse& use = e_.laneUse[area_];
+    use.ctx = ctx_;
+    use.seq = seq_;
+    use.readers.clear();
+    for (uint32_t p = 0; p < n; ++p)
+      if (p != me_ && sendsTo(p)) use.readers.push_back(team_.members[p]);
+
+    char* area = seg_.laneArea(e_.rank, area_);
+    if (a_.broadcast) {
+      auto* h = reinterpret_cast<LaneHeader*>(area);
+      fillLane(h, a_.send(0), me_);
+      h->tag.store(tag_, std::memory_order_release);
+    } else {
+      for (uint32_t d = 1; d < n; ++d) {
+        const uint32_t p = (me_ + d) % n;
+        if (!sendsTo(p)) continue;
+        auto* h = reinterpret_cast<LaneHeader*>(area + p * laneBytes_);
+        fillLane(h, a_.send(p), p);
+        h->tag.store(tag_, std::memory_order_release);
+      }
+    }
+    chunks_ = (streamBytes_ + slot_ - 1) / slot_;
+    nextChunk_ = 0;
+    partIdx_ = 0;
+    partCursorFor_ = UINT32_MAX;
+    channel::wakeAll(team_.members, me_, [&](uint32_t r) { return seg_.ctl(r); });
+    return 0;
   }
 
   bool producerDone() const { return nextChunk_ >= chunks_; }
@@ -212,6 +277,7 @@ class Run {
   // Packs as many chunks as free slots allow.
   bool produce() {
     bool moved = false;
+    const std::vector<Part>& parts = sc_.parts;
     while (canProduce()) {
       const uint64_t k = nextChunk_;
       const uint32_t s = static_cast<uint32_t>(k % segment::kNumSlots);
@@ -221,11 +287,11 @@ class Run {
       const uint64_t end = std::min<uint64_t>(begin + slot_, streamBytes_);
       uint32_t readers = 0;
       // Pack parts overlapping [begin, end).
-      while (partIdx_ < parts_.size() && parts_[partIdx_].off + parts_[partIdx_].bytes <= begin) ++partIdx_;
+      while (partIdx_ < parts.size() && parts[partIdx_].off + parts[partIdx_].bytes <= begin) ++partIdx_;
       size_t i = partIdx_;
-      firstWake_.clear();
-      for (; i < parts_.size() && parts_[i].off < end; ++i) {
-        const Part& pt = parts_[i];
+      sc_.firstWake.clear();
+      for (; i < parts.size() && parts[i].off < end; ++i) {
+        const Part& pt = parts[i];
         uint64_t lo = std::max(begin, pt.off), hi = std::min(end, pt.off + pt.bytes);
         if (partCursorFor_ != i) {
           Block b = a_.broadcast ? a_.send(0) : a_.send(pt.peer);
@@ -234,7 +300,7 @@ class Run {
         }
         partCursor_.pack(lo - pt.off, payload + (lo - begin), hi - lo);
         ++readers;
-        firstWake_.push_back(pt.peer);
+        sc_.firstWake.push_back(pt.peer);
       }
       if (a_.broadcast) readers = nReaders_;
       e_.slotExpected[s] = readers;
@@ -248,7 +314,7 @@ class Run {
         channel::wakeAll(team_.members, me_, [&](uint32_t r) { return seg_.ctl(r); });
       } else {
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        for (uint32_t p : firstWake_) channel::wakeIfSleeping(seg_.ctl(team_.members[p]));
+        for (uint32_t p : sc_.firstWake) channel::wakeIfSleeping(seg_.ctl(team_.members[p]));
       }
       ++nextChunk_;
       moved = true;
@@ -258,34 +324,29 @@ class Run {
 
   // ---- consumer ------------------------------------------------------------
 
-  // Progress through one sender's bytes for us.
-  struct From {
-    uint32_t teamRank;
-    Stage stage;
-    uint64_t chunk, begin, end, use;
-    dt::Cursor cursor;
-  };
-
   void initConsumer() {
     const uint32_t n = team_.size();
-    from_.clear();
+    const uint64_t off = a_.broadcast ? 0 : me_ * laneBytes_;
+    sc_.from.clear();
     for (uint32_t d = 1; d < n; ++d) {
       const uint32_t q = (me_ + n - d) % n;
-      if (receivesFrom(q)) from_.push_back({q, kWaitPosted, 0, 0, 0, 0, {}});
+      if (!receivesFrom(q)) continue;
+      const auto* lane = reinterpret_cast<const LaneHeader*>(seg_.laneArea(team_.members[q], area_) + off);
+      sc_.from.push_back({q, kWaitLane, lane, 0, 0, 0, 0, {}});
     }
   }
 
-  bool consumerDone() const { return from_.empty(); }
+  bool consumerDone() const { return sc_.from.empty(); }
 
   bool ready(const From& f) const {
+    if (f.stage == kWaitLane) return f.lane->tag.load(std::memory_order_acquire) == tag_;
     const uint32_t q = team_.members[f.teamRank];
-    if (f.stage == kWaitPosted) return seg_.ctx(q, ctx_)->posted.v.load(std::memory_order_acquire) >= seq_;
     const uint32_t s = static_cast<uint32_t>(f.chunk % segment::kNumSlots);
     return seg_.slot(q, s)->tag.load(std::memory_order_acquire) == makeTag(seq_, ctx_, f.chunk);
   }
 
   bool canConsume() const {
-    for (const From& f : from_)
+    for (const From& f : sc_.from)
       if (ready(f)) return true;
     return false;
   }
@@ -306,22 +367,32 @@ class Run {
   bool advance(From& f, bool* moved, int* rc) {
     const uint32_t q = team_.members[f.teamRank];
     while (ready(f)) {
-      if (f.stage == kWaitPosted) {
-        const TableEntry& te = seg_.table(q, static_cast<uint32_t>(seq_ & 1))[me_];
-        const uint64_t bytes = te.bytes & ~kTableCma;
+      if (f.stage == kWaitLane) {
+        // The sender has entered this operation, so it finished every earlier one here.
+        uint64_t& d = e_.doneBy(ctx_, q);
+        if (d + 1 < seq_) d = seq_ - 1;
+        const uint64_t raw = f.lane->bytes;
+        const uint64_t bytes = raw & ~segment::kLaneKinds;
+        const char* body = reinterpret_cast<const char*>(f.lane) + segment::kLaneHeaderBytes;
         Block rb = a_.recv(f.teamRank);
         const uint64_t want = rb.bytes();
         if (bytes != want) noteMismatch(f.teamRank, bytes, want);
         f.use = std::min(bytes, want);
         f.cursor = dt::Cursor(rb.buf, rb.count, rb.type);
         *moved = true;
-        if (bytes == 0) return true;
-        if (te.bytes & kTableCma) {
-          *rc = cmaPull(q, te.where, f.cursor, f.use);
+        if (raw & segment::kLaneInline) {
+          f.cursor.unpack(0, body, f.use);
           return true;
         }
-        f.begin = te.where;
-        f.end = te.where + bytes;
+        uint64_t where;
+        std::memcpy(&where, body, sizeof where);
+        if (raw & segment::kLaneCma) {
+          *rc = cmaPull(q, where, f.cursor, f.use);
+          return true;
+        }
+        if (bytes == 0) return true;
+        f.begin = where;
+        f.end = where + bytes;
         f.chunk = f.begin / slot_;
         f.stage = kPull;
         continue;
@@ -346,9 +417,10 @@ class Run {
 
   bool consume(int* rc) {
     bool moved = false;
-    for (size_t i = 0; i < from_.size();) {
-      if (advance(from_[i], &moved, rc)) {
-        from_.erase(from_.begin() + static_cast<long>(i));
+    std::vector<From>& from = sc_.from;
+    for (size_t i = 0; i < from.size();) {
+      if (advance(from[i], &moved, rc)) {
+        from.erase(from.begin() + static_cast<long>(i));
       } else {
         ++i;
       }
@@ -362,19 +434,16 @@ class Run {
   Team& team_;
   const ExchangeArgs& a_;
   StreamParams prm_;
-  uint32_t me_ = 0, ctx_ = 0;
-  uint64_t seq_ = 0, slot_ = 0;
+  Scratch& sc_;
+  uint32_t me_ = 0, ctx_ = 0, area_ = 0;
+  uint64_t seq_ = 0, slot_ = 0, tag_ = 0, laneBytes_ = 0, inlineMax_ = 0;
   // producer
-  std::vector<Part> parts_;
-  std::vector<uint32_t> firstWake_;
   uint64_t streamBytes_ = 0, chunks_ = 0, nextChunk_ = 0;
   size_t partIdx_ = 0;
   uint32_t partCursorFor_ = UINT32_MAX;
   dt::Cursor partCursor_;
-  bool anyCma_ = false;
   uint32_t nReaders_ = 0;  // peers that read what this rank publishes
   // consumer
-  std::vector<From> from_;
   int mismatch_ = 0;
   std::string mismatchReason_, statusReason_;
 };

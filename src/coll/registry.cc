@@ -8,14 +8,17 @@
 // (operation, algorithm) pair, which algorithm ran; SHMCOLL_VERBOSE=2 prints
 // every call.
 //
-// Algorithms:
-//   hybrid       streamed exchange through the mailbox slots; blocks of at least
-//                SHMCOLL_CMA_MIN bytes (default 16 KiB) that are contiguous in the
-//                sender are pulled by the receiver with process_vm_readv (one copy).
-//   segment      the same stream with every byte through the shared segment (two
-//                copies); works wherever shared memory works.
-//   single_copy  process_vm_readv for every contiguous block however small;
-//                declines when the kernel forbids cross-process reads.
+// Algorithms (all in exchange_streamed.cc, with different parameters):
+//   hybrid       blocks that fit a lane travel inline (up to SHMCOLL_INLINE_MAX
+//                bytes); larger blocks that are contiguous in the sender and at
+//                least SHMCOLL_CMA_MIN bytes (default 16 KiB) are pulled by the
+//                receiver with process_vm_readv (one copy); the rest streams
+//                through the mailbox slots.
+//   segment      inline and stream only: every byte through the shared segment
+//                (two copies); works wherever shared memory works.
+//   single_copy  process_vm_readv for every contiguous block however small
+//                (nothing inline); declines when the kernel forbids
+//                cross-process reads.
 #include <mpi.h>
 
 #include <cstdio>
@@ -39,17 +42,18 @@ struct Algorithm {
 };
 
 const uint64_t kCmaMin = env::size("SHMCOLL_CMA_MIN", 16 * 1024);
+const uint64_t kInlineMax = env::size("SHMCOLL_INLINE_MAX", UINT64_MAX);
 
 const Algorithm kAlgorithms[] = {
     {"hybrid", "mailbox stream, single-copy pulls for large contiguous blocks",
      [](const Team&, const ExchangeArgs&) { return true; },
-     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {true, kCmaMin}); }},
+     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {true, kCmaMin, kInlineMax}); }},
     {"segment", "mailbox stream only: two copies through shared memory",
      [](const Team&, const ExchangeArgs&) { return true; },
-     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {false, 0}); }},
+     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {false, 0, kInlineMax}); }},
     {"single_copy", "process_vm_readv for every contiguous block",
      [](const Team&, const ExchangeArgs&) { return engine().cma; },
-     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {true, 1}); }},
+     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {true, 1, 0}); }},
 };
 constexpr int kNumAlgorithms = sizeof kAlgorithms / sizeof kAlgorithms[0];
 
@@ -140,7 +144,7 @@ class RawAllgather : public ExchangeArgs {
 
 int allgatherBytes(Team& team, const void* mine, uint64_t bytes, void* out) {
   RawAllgather a(mine, bytes, out, dt::fromHandle(MPI_BYTE));
-  return streamedExchange(team, a, {false, 0});
+  return streamedExchange(team, a, {false, 0, kInlineMax});
 }
 
 }  // namespace shmcoll::coll

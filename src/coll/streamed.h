@@ -10,6 +10,7 @@ namespace shmcoll::coll {
 struct StreamParams {
   bool allowCma = true;   // pull contiguous blocks with process_vm_readv
   uint64_t cmaMin = 0;    // ... when they are at least this many bytes
+  uint64_t inlineMax = UINT64_MAX;  // largest block carried inline in its lane (also capped by the lane)
 };
 
 // Pulls `len` bytes at address `remote` in world rank `rank` into stream

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/status.h"
@@ -17,9 +18,9 @@ Layout computeLayout(uint32_t nranks, size_t slotBytes, size_t heapBytes) {
   l.nranks = nranks;
   l.slotBytes = static_cast<uint32_t>(roundUp(slotBytes ? slotBytes : kDefaultSlotBytes, kLine));
   l.ctxOffset = kRankCtlBytes;
-  l.tableOffset = l.ctxOffset + uint64_t{kMaxContexts} * kCtxBytes;
-  l.tableStride = roundUp(uint64_t{nranks} * sizeof(TableEntry), kLine);
-  l.bootOffset = l.tableOffset + 2 * l.tableStride;
+  l.laneOffset = l.ctxOffset + uint64_t{kMaxContexts} * kCtxBytes;
+  l.laneStride = roundUp(std::max<uint64_t>(kMinLaneArea, uint64_t{nranks} * kLine), kPage);
+  l.bootOffset = l.laneOffset + 2 * l.laneStride;
   l.slotOffset = l.bootOffset + uint64_t{nranks} * sizeof(BootEntry);
   l.slotStride = kSlotHeaderBytes + l.slotBytes;
   l.p2pOffset = l.slotOffset + kNumSlots * l.slotStride;
@@ -43,8 +44,8 @@ void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPi
   h->launcherPid = launcherPid;
   h->ncores = ncores;
   h->ctxOffset = l.ctxOffset;
-  h->tableOffset = l.tableOffset;
-  h->tableStride = l.tableStride;
+  h->laneOffset = l.laneOffset;
+  h->laneStride = l.laneStride;
   h->slotOffset = l.slotOffset;
   h->slotStride = l.slotStride;
   h->bootOffset = l.bootOffset;

@@ -11,11 +11,12 @@
 // one word.
 //
 // Per-rank memory (the bound the collectives issue asks us to state):
-//   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * round64(16 * N) + 64 * N + kNumSlots * (128 + slotBytes)
+//   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * laneArea(N) + 64 * N + kNumSlots * (128 + slotBytes)
 //   + 128 + kP2pCells * kP2pCellBytes
-// rounded up to 4 KiB, plus the rank's MPI_Alloc_mem heap (default 2 MiB).
-// With the default 64 KiB slots and no heap that is 436 KiB per rank at
-// N = 2 and 532 KiB per rank at N = 1024.
+// rounded up to 4 KiB, plus the rank's MPI_Alloc_mem heap (default 2 MiB),
+// where laneArea(N) = max(64 KiB, 64 N) rounded up to 4 KiB.  With the default
+// 64 KiB slots and no heap that is 548 KiB per rank at N = 2 and 612 KiB per
+// rank at N = 1024.
 //
 // Launcher <-> rank protocol (environment of each rank):
 //   SHMCOLL_RANK, SHMCOLL_SIZE     this rank and the job size
@@ -33,7 +34,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;  // communicator context ids per job
@@ -72,8 +73,8 @@ struct alignas(kLine) SegmentHeader {
   uint32_t reserved0;
   // Offsets inside a RankArea.
   uint64_t ctxOffset;       // kMaxContexts * CtxLines
-  uint64_t tableOffset;     // 2 tables of nranks TableEntry, each 64-aligned
-  uint64_t tableStride;
+  uint64_t laneOffset;      // 2 lane areas (by sequence parity), see LaneHeader
+  uint64_t laneStride;      // bytes per lane area
   uint64_t slotOffset;      // kNumSlots slots
   uint64_t slotStride;
   uint64_t bootOffset;      // nranks BootEntry
@@ -110,23 +111,43 @@ constexpr size_t kRankCtlBytes = 2 * kLine;
 static_assert(sizeof(RankCtl) == kRankCtlBytes);
 
 // Per communicator context, two lines written only by the owner:
-//  posted:   sequence number of the last operation the owner entered on this context
-//  consumed: sequence number of the last operation whose inputs the owner has
-//            finished reading (so peers may reuse what they published for it)
+//  consumed: sequence number of the last exchange whose inputs the owner has
+//            finished reading (so peers may reuse the lanes and buffers they
+//            published for it)
+//  barrier:  dissemination-barrier round counter
 struct CtxLines {
-  Line64 posted;
   Line64 consumed;
-  Line64 barrier;   // dissemination-barrier round counter
+  Line64 barrier;
 };
 constexpr size_t kCtxBytes = sizeof(CtxLines);
 
-// One entry of a rank's per-operation table, indexed by peer: how many bytes
-// this rank sends to that peer and where the receiver finds them.
-struct TableEntry {
-  uint64_t bytes;  // top bit (kTableCma) set: `where` is a virtual address in the owner for CMA
-  uint64_t where;  // else: offset of the peer's part in the owner's packed stream
+// Lanes: how a collective tells each reader what it sends it.  Every rank
+// owns two lane areas, used by the parity of the operation's sequence number.
+// For an operation on a team of n ranks an area is cut into n lanes of
+// laneBytes(n) (a multiple of 64), lane p for the team's rank p; an operation
+// that sends every reader the same block (the allgather family, bcast) uses
+// one lane spanning the whole area.  A lane starts with this header; the
+// owner fills the rest, then release-stores `tag`, so one cache line carries
+// the announcement, the byte count and the first 48 bytes of an inline
+// payload.  A reader that sees the tag of its operation may read the lane
+// until it reports that operation finished (coll/exchange_streamed.cc has the
+// reuse rule).
+struct LaneHeader {
+  std::atomic<uint64_t> tag;  // laneTag(seq, ctx) of the operation the lane holds; 0 = never used
+  uint64_t bytes;             // bytes for the reader, ORed with one of the kLane* kinds
+  // Then, by kind: kLaneInline: the payload; kLaneCma: the sender's address of
+  // the bytes (uint64_t); kLaneStream: their offset in the sender's stream.
 };
-constexpr uint64_t kTableCma = 1ull << 63;
+constexpr size_t kLaneHeaderBytes = 16;
+constexpr uint64_t kLaneInline = 1ull << 63;
+constexpr uint64_t kLaneCma = 1ull << 62;
+constexpr uint64_t kLaneStream = 0;
+constexpr uint64_t kLaneKinds = kLaneInline | kLaneCma;
+constexpr size_t kMinLaneArea = 64 * 1024;
+// Sequence numbers start at 1 and context ids are < 256, so a tag is never 0
+// and names one operation of the job.
+constexpr uint64_t laneTag(uint64_t seq, uint32_t ctx) { return (seq << 8) | ctx; }
+static_assert(kMaxContexts <= 256);
 
 // One line per peer for creating a communicator among a group without its
 // parent (MPI_Comm_create_group): entry [p] of rank r's boot table is what r
@@ -193,8 +214,8 @@ struct Layout {
   uint64_t rankAreaOffset = 0;
   uint64_t rankAreaStride = 0;
   uint64_t ctxOffset = 0;
-  uint64_t tableOffset = 0;
-  uint64_t tableStride = 0;
+  uint64_t laneOffset = 0;
+  uint64_t laneStride = 0;
   uint64_t slotOffset = 0;
   uint64_t slotStride = 0;
   uint64_t bootOffset = 0;
@@ -228,9 +249,12 @@ class View {
   CtxLines* ctx(uint32_t r, uint32_t c) const {
     return reinterpret_cast<CtxLines*>(rankArea(r) + hdr_->ctxOffset + c * kCtxBytes);
   }
-  TableEntry* table(uint32_t r, uint32_t which) const {
-    return reinterpret_cast<TableEntry*>(rankArea(r) + hdr_->tableOffset + which * hdr_->tableStride);
+  // Lane area `which` (0 or 1) of rank r, and the size of one lane for a team of n.
+  char* laneArea(uint32_t r, uint32_t which) const {
+    return rankArea(r) + hdr_->laneOffset + which * hdr_->laneStride;
   }
+  uint64_t laneBytes(uint32_t n) const { return (hdr_->laneStride / n) & ~uint64_t{kLine - 1}; }
+  uint64_t laneAreaBytes() const { return hdr_->laneStride; }
   SlotHeader* slot(uint32_t r, uint32_t s) const {
     return reinterpret_cast<SlotHeader*>(rankArea(r) + hdr_->slotOffset + s * hdr_->slotStride);
   }
