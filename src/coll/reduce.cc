@@ -40,6 +40,7 @@
 
 #include "coll/coll.h"
 #include "common/env.h"
+#include "common/tuning.h"
 #include "common/status.h"
 #include "op/op.h"
 
@@ -47,7 +48,18 @@ namespace shmcoll::coll {
 
 namespace {
 
-const uint64_t kSmallBytes = env::size("SHMCOLL_REDUCE_SMALL", 16 * 1024);
+// The one-exchange limit for `op` on `ranks` ranks (SHMCOLL_REDUCE_SMALL, else
+// the decision table, else 16 KiB); equal on every rank, as the choice must be.
+uint64_t smallBytes(Op op, uint32_t ranks) {
+  static uint64_t cached[static_cast<int>(Op::kCount)];
+  static uint32_t cachedRanks[static_cast<int>(Op::kCount)];
+  const int i = static_cast<int>(op);
+  if (cachedRanks[i] != ranks) {
+    cached[i] = tuning::value("SHMCOLL_REDUCE_SMALL", "reduce_small", opName(op), ranks, 16 * 1024);
+    cachedRanks[i] = ranks;
+  }
+  return cached[i];
+}
 
 // Private memory for `count` elements of `type`, addressed like a user
 // buffer: element i at base() + i * extent (only the true extent of each
@@ -168,7 +180,7 @@ class Reducer {
 
   int allreduce() {
     if (n_ == 1) return copyTyped(out_, in_, r_.count, r_.type), 0;
-    if (r_.count * r_.type->size * (n_ - 1) <= kSmallBytes) {
+    if (r_.count * r_.type->size * (n_ - 1) <= smallBytes(opc_, n_)) {
       // Everybody gets every input and folds all of them.
       TypedBuf t(uint64_t{n_} * r_.count, r_.type);
       FnArgs a;
@@ -189,7 +201,7 @@ class Reducer {
 
   int reduce(uint32_t root) {
     if (n_ == 1) return copyTyped(out_, in_, r_.count, r_.type), 0;
-    if (r_.count * r_.type->size * (n_ - 1) <= kSmallBytes) {
+    if (r_.count * r_.type->size * (n_ - 1) <= smallBytes(opc_, n_)) {
       // The root gathers every input and folds.
       TypedBuf t(me_ == root ? uint64_t{n_} * r_.count : 0, r_.type);
       FnArgs a;
@@ -237,7 +249,7 @@ class Reducer {
       if (!exclusive) copyTyped(out_, in_, r_.count, r_.type);
       return 0;
     }
-    if (r_.count * r_.type->size * (n_ - 1) <= kSmallBytes) {
+    if (r_.count * r_.type->size * (n_ - 1) <= smallBytes(opc_, n_)) {
       // Each input goes to the higher ranks only.
       TypedBuf t(uint64_t{me_ + 1} * r_.count, r_.type);
       FnArgs a;

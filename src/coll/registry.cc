@@ -13,7 +13,9 @@
 //                bytes); larger blocks that are contiguous in the sender and at
 //                least SHMCOLL_CMA_MIN bytes (default 16 KiB) are pulled by the
 //                receiver with process_vm_readv (one copy); the rest streams
-//                through the mailbox slots.
+//                through the mailbox slots.  Both thresholds come from the
+//                decision table (common/tuning.h) per operation and team size
+//                when the variables are unset.
 //   segment      inline and stream only: every byte through the shared segment
 //                (two copies); works wherever shared memory works.
 //   single_copy  process_vm_readv for every contiguous block however small
@@ -29,6 +31,7 @@
 #include "coll/streamed.h"
 #include "common/env.h"
 #include "common/status.h"
+#include "common/tuning.h"
 
 namespace shmcoll::coll {
 
@@ -41,16 +44,37 @@ struct Algorithm {
   int (*run)(Team&, const ExchangeArgs&);
 };
 
-const uint64_t kCmaMin = env::size("SHMCOLL_CMA_MIN", 16 * 1024);
-const uint64_t kInlineMax = env::size("SHMCOLL_INLINE_MAX", UINT64_MAX);
+// The thresholds of one operation on teams of one size: SHMCOLL_CMA_MIN and
+// SHMCOLL_INLINE_MAX, else the decision table (common/tuning.h), else 16 KiB
+// and the lane's capacity.  Looked up again only when the team size changes.
+struct Thresholds {
+  uint32_t ranks = 0;
+  uint64_t cmaMin = 0, inlineMax = 0;
+};
+
+const Thresholds& thresholds(Op op, uint32_t ranks) {
+  static Thresholds cache[static_cast<int>(Op::kCount)];
+  Thresholds& t = cache[static_cast<int>(op)];
+  if (t.ranks != ranks) {
+    t.cmaMin = tuning::value("SHMCOLL_CMA_MIN", "cma_min", opName(op), ranks, 16 * 1024);
+    t.inlineMax = tuning::value("SHMCOLL_INLINE_MAX", "inline_max", opName(op), ranks, UINT64_MAX);
+    t.ranks = ranks;
+  }
+  return t;
+}
 
 const Algorithm kAlgorithms[] = {
     {"hybrid", "mailbox stream, single-copy pulls for large contiguous blocks",
      [](const Team&, const ExchangeArgs&) { return true; },
-     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {true, kCmaMin, kInlineMax}); }},
+     [](Team& t, const ExchangeArgs& a) {
+       const Thresholds& th = thresholds(a.op, t.size());
+       return streamedExchange(t, a, {true, th.cmaMin, th.inlineMax});
+     }},
     {"segment", "mailbox stream only: two copies through shared memory",
      [](const Team&, const ExchangeArgs&) { return true; },
-     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {false, 0, kInlineMax}); }},
+     [](Team& t, const ExchangeArgs& a) {
+       return streamedExchange(t, a, {false, 0, thresholds(a.op, t.size()).inlineMax});
+     }},
     {"single_copy", "process_vm_readv for every contiguous block",
      [](const Team&, const ExchangeArgs&) { return engine().cma; },
      [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {true, 1, 0}); }},
@@ -69,6 +93,13 @@ struct Choice {
   int verbose;
   Choice() {
     verbose = static_cast<int>(env::integer("SHMCOLL_VERBOSE", 0));
+    if (verbose && engine().rank == 0) {
+      if (tuning::tablePath().empty())
+        fprintf(stderr, "shmcoll: no decision table; built-in thresholds\n");
+      else
+        fprintf(stderr, "shmcoll: decision table %s (%zu rules)\n", tuning::tablePath().c_str(),
+                tuning::table().size());
+    }
     std::string all = env::str("SHMCOLL_ALGORITHM", "");
     for (int op = 0; op < static_cast<int>(Op::kCount); ++op) {
       std::string var = std::string("SHMCOLL_ALGORITHM_") + kOpNames[op];
@@ -144,7 +175,7 @@ class RawAllgather : public ExchangeArgs {
 
 int allgatherBytes(Team& team, const void* mine, uint64_t bytes, void* out) {
   RawAllgather a(mine, bytes, out, dt::fromHandle(MPI_BYTE));
-  return streamedExchange(team, a, {false, 0, kInlineMax});
+  return streamedExchange(team, a, {false, 0, thresholds(Op::kAllgather, team.size()).inlineMax});
 }
 
 }  // namespace shmcoll::coll

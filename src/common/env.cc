@@ -1,16 +1,20 @@
 #include "common/env.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
 namespace shmcoll::env {
 
 bool parseSize(const std::string& s, size_t* out) {
-  if (s.empty()) return false;
+  // strtoull would take "-5" (as 2^64 - 5) and leading blanks: digits only.
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   char* end = nullptr;
+  errno = 0;
   unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (end == s.c_str()) return false;
+  if (end == s.c_str() || errno == ERANGE) return false;
   unsigned long long mult = 1;
   if (*end) {
     switch (std::tolower(static_cast<unsigned char>(*end))) {
@@ -24,6 +28,7 @@ bool parseSize(const std::string& s, size_t* out) {
     if (*end == 'b' || *end == 'B') ++end;
     if (*end) return false;
   }
+  if (v > SIZE_MAX / mult) return false;  // would wrap
   *out = static_cast<size_t>(v * mult);
   return true;
 }

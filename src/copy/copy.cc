@@ -11,6 +11,7 @@
 
 #include <strings.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "common/env.h"
+#include "common/tuning.h"
 #include "copy/kernels.h"
 
 #if SHMCOLL_COPY_X86
@@ -105,10 +107,14 @@ void install(Kernel k) {
 }
 
 // Tunable: SHMCOLL_NT_THRESHOLD, bytes with k/m/g suffix; 0 disables
-// non-temporal stores; default defaultNtThreshold().
+// non-temporal stores; else the decision table's nt_threshold for the job's
+// size (SHMCOLL_SIZE, set by shmrun; 1 outside it); default
+// defaultNtThreshold().
 size_t ntThresholdFromEnv() {
-  size_t v = env::size("SHMCOLL_NT_THRESHOLD", detail::defaultNtThreshold());
-  return v == 0 ? SIZE_MAX : v;
+  const auto ranks = static_cast<uint32_t>(std::clamp<long long>(env::integer("SHMCOLL_SIZE", 1), 1, UINT32_MAX));
+  const uint64_t v =
+      tuning::value("SHMCOLL_NT_THRESHOLD", "nt_threshold", nullptr, ranks, detail::defaultNtThreshold());
+  return v == 0 || v > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(v);
 }
 
 void initOnce() {

@@ -26,6 +26,7 @@
 #include "coll/engine.h"
 #include "coll/streamed.h"
 #include "common/env.h"
+#include "common/tuning.h"
 #include "common/status.h"
 #include "copy/copy.h"
 
@@ -101,8 +102,8 @@ class Engine {
     queue_ = seg_.p2pQueue(me_);
     anchorOff_ = reinterpret_cast<char*>(&queue_->anchorNext) - seg_.base();
     head_ = anchorOff_;
-    eagerMax_ = std::min<uint64_t>(kPayload, env::size("SHMCOLL_P2P_EAGER", kPayload));
-    cmaMin_ = env::size("SHMCOLL_P2P_CMA_MIN", 16 * 1024);
+    eagerMax_ = std::min<uint64_t>(kPayload, tuning::value("SHMCOLL_P2P_EAGER", "p2p_eager", nullptr, e.size, kPayload));
+    cmaMin_ = tuning::value("SHMCOLL_P2P_CMA_MIN", "p2p_cma_min", nullptr, e.size, 16 * 1024);
     for (uint32_t i = 0; i < kP2pCells; ++i) cellOff_[i] = seg_.cellOffset(me_, i);
     channel::gProgressHook = &Engine::hook;
   }

@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 
 #include "channel/wait.h"
 #include "common/env.h"
+#include "common/tuning.h"
 #include "common/status.h"
 #include "coll/coll.h"
 #include "p2p/p2p.h"
@@ -101,13 +103,10 @@ int init(int requiredThread, int* provided) {
   long ncores = e.seg.header()->ncores ? e.seg.header()->ncores : sysconf(_SC_NPROCESSORS_ONLN);
   c.oversubscribed = e.size > static_cast<uint32_t>(ncores);
   channel::WaitPolicy wp;
-  if (c.oversubscribed) {
-    wp.spins = static_cast<uint32_t>(env::integer("SHMCOLL_WAIT_SPINS", 50));
-    wp.yields = static_cast<uint32_t>(env::integer("SHMCOLL_WAIT_YIELDS", 2));
-  } else {
-    wp.spins = static_cast<uint32_t>(env::integer("SHMCOLL_WAIT_SPINS", 20000));
-    wp.yields = static_cast<uint32_t>(env::integer("SHMCOLL_WAIT_YIELDS", 8));
-  }
+  wp.spins = static_cast<uint32_t>(std::min<uint64_t>(
+      UINT32_MAX, tuning::value("SHMCOLL_WAIT_SPINS", "wait_spins", nullptr, e.size, c.oversubscribed ? 50 : 20000)));
+  wp.yields = static_cast<uint32_t>(std::min<uint64_t>(
+      UINT32_MAX, tuning::value("SHMCOLL_WAIT_YIELDS", "wait_yields", nullptr, e.size, c.oversubscribed ? 2 : 8)));
   channel::setPolicy(wp);
 
   // The library serialises nothing internally, but keeps no per-thread state

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# shmcoll-tune -- measure this node and write the decision table that the
+# runtime loads (format and precedence: src/common/tuning.h; installed as
+# <prefix>/bin/shmcoll-tune).
+#
+# Each threshold is chosen from measurements of the two choices it switches
+# between, run interleaved (A B A B ...) several times under shmrun with
+# shmcoll-bench, comparing medians:
+#   cma_min      per collective and rank count: the mailbox stream (two
+#                copies; SHMCOLL_ALGORITHM=segment) against single-copy pulls
+#                (SHMCOLL_CMA_MIN=1); the smallest size from which the pulls
+#                win at every larger size measured, else "off".
+#   reduce_small per reduction and rank count: one exchange of whole inputs
+#                against reduce-scatter + gather; the largest input, times the
+#                other ranks, up to which the one-exchange form wins at every
+#                smaller size measured.
+#   p2p_cma_min  MPI_Sendrecv: rendezvous data streamed through cells against
+#                one single-copy pull, as cma_min.
+#   wait_spins, wait_yields
+#                for rank counts above the core count only: a few spin/yield
+#                budgets before a waiting rank sleeps, scored by the geometric
+#                mean of the small-message latencies.
+# The table records each rule's evidence (the medians) in comments.
+#
+# Usage: shmcoll-tune [options]
+#   --ranks "2 8"    rank counts to tune for (default: the core count, and
+#                    4 x the core count for oversubscribed runs)
+#   --quick          fewer sizes and a shorter budget per size (a minute or two
+#                    on 2 cores)
+#   --reps N         interleaved runs per choice (default 3; 2 with --quick)
+#   --out FILE       where to write (default <prefix>/share/shmcoll/tuning.txt,
+#                    the file the library loads; - for standard output)
+#   --bin DIR        where shmrun and shmcoll-bench are (default: this script's
+#                    directory when installed, else <repo>/install/bin)
+#   --keep DIR       keep the raw CSV there
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+RANKS="" QUICK=0 REPS="" OUT="" BIN="" KEEP=""
+while (($#)); do
+  case $1 in
+    --ranks) RANKS=$2; shift ;;
+    --quick) QUICK=1 ;;
+    --reps) REPS=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    --bin) BIN=$2; shift ;;
+    --keep) KEEP=$2; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "shmcoll-tune: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [[ -z $BIN ]]; then
+  if [[ -x $HERE/shmrun && -x $HERE/shmcoll-bench ]]; then BIN=$HERE
+  else BIN=$(cd "$HERE/.." && pwd)/install/bin; fi
+fi
+for t in shmrun shmcoll-bench; do
+  [[ -x $BIN/$t ]] || { echo "shmcoll-tune: $BIN/$t not found (build and install first, or --bin DIR)" >&2; exit 1; }
+done
+[[ -n $OUT ]] || OUT=$(cd "$BIN/.." && pwd)/share/shmcoll/tuning.txt
+
+CORES=$(nproc)
+[[ -n $RANKS ]] || RANKS="$CORES $((4 * CORES))"
+for n in $RANKS; do [[ $n =~ ^[1-9][0-9]*$ && $n -ge 2 ]] || { echo "shmcoll-tune: bad rank count '$n' (at least 2)" >&2; exit 2; }; done
+if ((QUICK)); then
+  REPS=${REPS:-2} TIME=0.02
+  BIG="4096,16384,65536,262144,1048576" SMALL="8,256,4096" RED="256,2048,16384,131072"
+else
+  REPS=${REPS:-3} TIME=0.1
+  BIG="2048,4096,8192,16384,32768,65536,131072,262144,524288,1048576,4194304"
+  SMALL="8,256,4096,65536" RED="64,256,1024,4096,16384,65536,262144"
+fi
+COLLS=alltoall,alltoallv,alltoallw,allgather,allgatherv,bcast
+
+WORK=$(mktemp -d /tmp/shmcoll-tune.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+RAW=$WORK/raw.csv
+
+# run <variant> <ranks> <env...> -- <bench args...>: one benchmark run, its
+# rows tagged with the variant.
+run() {
+  local variant=$1 n=$2; shift 2
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  echo "  N=$n $variant: ${envs[*]:-} $*" >&2
+  env ${envs[@]+"${envs[@]}"} "$BIN/shmrun" -n "$n" "$BIN/shmcoll-bench" --time "$TIME" --no-check \
+    --csv "$WORK/run.csv" --tag "$variant" "$@" >/dev/null
+  if [[ -s $RAW ]]; then tail -n +2 "$WORK/run.csv" >>"$RAW"; else cat "$WORK/run.csv" >"$RAW"; fi
+  rm -f "$WORK/run.csv"
+}
+
+# The tunables this table sets must not come from the environment or an old
+# table while measuring.
+unset SHMCOLL_CMA_MIN SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
+  SHMCOLL_WAIT_SPINS SHMCOLL_WAIT_YIELDS SHMCOLL_ALGORITHM SHMCOLL_CMA
+for v in $(env | sed -n 's/^\(SHMCOLL_ALGORITHM_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
+export SHMCOLL_TUNING=none
+
+WAITS="50:2 0:1 200:4 50:16 2000:32"
+echo "shmcoll-tune: ranks $RANKS, $REPS interleaved runs per choice" >&2
+for ((rep = 1; rep <= REPS; rep++)); do
+  echo "round $rep of $REPS" >&2
+  for n in $RANKS; do
+    run stream "$n" SHMCOLL_ALGORITHM=segment -- --op "$COLLS" --sizes "$BIG"
+    run pull "$n" SHMCOLL_CMA_MIN=1 -- --op "$COLLS" --sizes "$BIG"
+    run onex "$n" SHMCOLL_REDUCE_SMALL=1g -- --op reduce,allreduce --sizes "$RED"
+    run twox "$n" SHMCOLL_REDUCE_SMALL=0 -- --op reduce,allreduce --sizes "$RED"
+    if ((n > CORES)); then
+      for w in $WAITS; do
+        run "wait$w" "$n" SHMCOLL_WAIT_SPINS="${w%%:*}" SHMCOLL_WAIT_YIELDS="${w##*:}" -- \
+          --op alltoall,allgather,allreduce --sizes "$SMALL"
+      done
+    fi
+  done
+  n0=${RANKS%% *}
+  run p2pstream "$n0" SHMCOLL_P2P_CMA_MIN=1g -- --op sendrecv --sizes "$BIG"
+  run p2ppull "$n0" SHMCOLL_P2P_CMA_MIN=1 -- --op sendrecv --sizes "$BIG"
+done
+[[ -z $KEEP ]] || { mkdir -p "$KEEP" && cp "$RAW" "$KEEP/tune-raw.csv"; }
+
+# Medians per (tag, op, ranks, bytes) of avg_us, then the rules.
+TABLE=$WORK/tuning.txt
+{
+  echo "# shmcoll decision table, written by shmcoll-tune $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "# machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $CORES cores online,"\
+       "$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l) NUMA node(s)"
+  echo "# command: shmcoll-tune --ranks \"$RANKS\" --reps $REPS$( ((QUICK)) && echo ' --quick')"
+  echo "# format: <key> <op or *> <from ranks> <value>  (src/common/tuning.h)"
+  awk -F, -v cores="$CORES" -v waits="$WAITS" '
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    {
+      k = $col["tag"] SUBSEP $col["op"] SUBSEP $col["ranks"] SUBSEP $col["bytes"]
+      cnt[k]++; val[k, cnt[k]] = $col["avg_us"] + 0
+      ops[$col["op"]] = 1; ranks[$col["ranks"]] = 1; sizes[$col["op"], $col["bytes"]] = 1
+    }
+    function median(k,   n, i, j, t, a) {
+      n = cnt[k]; if (!n) return -1
+      for (i = 1; i <= n; i++) a[i] = val[k, i]
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    # sizes measured for op, ascending, into list[1..]; returns the count
+    function sizelist(op,   n, s, i, j, t, k) {
+      n = 0
+      for (k in sizes) { split(k, s, SUBSEP); if (s[1] == op) list[++n] = s[2] + 0 }
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && list[j - 1] > list[j]; j--) { t = list[j]; list[j] = list[j - 1]; list[j - 1] = t }
+      return n
+    }
+    # smallest size from which tag b beats tag a at every larger size: "off" when never
+    function crossover(a, b, op, n,   m, i, from, ev, ma, mb) {
+      m = sizelist(op); from = "off"; ev = ""
+      for (i = m; i >= 1; i--) {
+        ma = median(a SUBSEP op SUBSEP n SUBSEP list[i]); mb = median(b SUBSEP op SUBSEP n SUBSEP list[i])
+        if (ma < 0 || mb < 0) continue
+        ev = sprintf(" %s %.3g/%.3g", list[i], ma, mb) ev
+        if (mb < ma && (from == list[i + 1] || i == m)) from = list[i]
+      }
+      evidence = ev
+      return from
+    }
+    END {
+      nr = 0; for (n in ranks) rl[++nr] = n + 0
+      for (i = 2; i <= nr; i++) for (j = i; j > 1 && rl[j - 1] > rl[j]; j--) { t = rl[j]; rl[j] = rl[j - 1]; rl[j - 1] = t }
+      split("alltoall alltoallv alltoallw allgather allgatherv bcast", colls, " ")
+      for (r = 1; r <= nr; r++) {
+        n = rl[r]
+        # Rules from the smallest count measured cover the counts below it
+        # too: from 2, or from cores + 1 when it is already oversubscribed
+        # (the counts up to the cores then keep the built-in defaults).
+        from = n
+        if (r == 1) from = n > cores ? cores + 1 : 2
+        else if (n > cores && rl[r - 1] <= cores) from = cores + 1
+        printf "\n# %d ranks%s: rules for %d ranks and up\n", n, (n > cores ? " (more than the cores)" : ""), from
+        for (c = 1; c <= 6; c++) {
+          op = colls[c]
+          if (!((op) in ops)) continue
+          v = crossover("stream", "pull", op, n)
+          if (evidence == "") continue
+          printf "# %s: bytes stream/pull us:%s\n", op, evidence
+          printf "cma_min %s %d %s\n", op, from, v
+        }
+        for (c = 1; c <= 2; c++) {
+          op = c == 1 ? "reduce" : "allreduce"
+          if (!((op) in ops)) continue
+          m = sizelist(op); best = 0; ok = 1; ev = ""
+          for (i = 1; i <= m; i++) {
+            a = median("onex" SUBSEP op SUBSEP n SUBSEP list[i]); b = median("twox" SUBSEP op SUBSEP n SUBSEP list[i])
+            if (a < 0 || b < 0) continue
+            ev = ev sprintf(" %s %.3g/%.3g", list[i], a, b)
+            if (ok && a <= b) best = list[i] * (n - 1); else ok = 0
+          }
+          if (ev == "") continue
+          printf "# %s: bytes one-exchange/two us:%s\n", op, ev
+          printf "reduce_small %s %d %d\n", op, from, best
+        }
+        if (n > cores) {
+          nw = split(waits, wl, " "); bestw = ""; bests = 0
+          for (w = 1; w <= nw; w++) {
+            s = 0; cntw = 0
+            for (k in cnt) {
+              split(k, p, SUBSEP)
+              if (p[1] != "wait" wl[w] || p[3] != n) continue
+              s += log(median(k)); cntw++
+            }
+            if (!cntw) continue
+            printf "# wait %s (spins:yields): geometric mean %.3g us over %d cases\n", wl[w], exp(s / cntw), cntw
+            if (bestw == "" || s < bests) { bestw = wl[w]; bests = s }
+          }
+          if (bestw != "") {
+            split(bestw, bw, ":")
+            printf "wait_spins * %d %s\nwait_yields * %d %s\n", from, bw[1], from, bw[2]
+          }
+        }
+        if ("sendrecv" in ops) {
+          v = crossover("p2pstream", "p2ppull", "sendrecv", n)
+          if (evidence != "") {
+            printf "# sendrecv: bytes stream/pull us:%s\n", evidence
+            printf "p2p_cma_min * %d %s\n", from, v
+          }
+        }
+      }
+    }' "$RAW"
+} >"$TABLE"
+
+if [[ $OUT == - ]]; then
+  cat "$TABLE"
+else
+  mkdir -p "$(dirname "$OUT")"
+  cp "$TABLE" "$OUT"
+  echo "shmcoll-tune: wrote $OUT ($(grep -cv '^\(#\|$\)' "$OUT") rules); SHMCOLL_VERBOSE=1 shows it loaded" >&2
+fi

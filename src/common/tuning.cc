@@ -1,0 +1,195 @@
+// The decision table (see tuning.h).
+#include "common/tuning.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "common/env.h"
+
+namespace shmcoll::tuning {
+
+namespace {
+
+// The tunables a table may set; `perOp` ones take an operation name, the
+// others (job-wide) take `*`.
+struct Key {
+  const char* name;
+  bool perOp;
+};
+constexpr Key kKeys[] = {
+    {"cma_min", true},       // SHMCOLL_CMA_MIN: smallest block an exchange pulls with one copy
+    {"inline_max", true},    // SHMCOLL_INLINE_MAX: largest block carried inline in its lane
+    {"reduce_small", true},  // SHMCOLL_REDUCE_SMALL: one-exchange reductions up to this many bytes
+    {"p2p_eager", false},    // SHMCOLL_P2P_EAGER
+    {"p2p_cma_min", false},  // SHMCOLL_P2P_CMA_MIN
+    {"nt_threshold", false}, // SHMCOLL_NT_THRESHOLD
+    {"wait_spins", false},   // SHMCOLL_WAIT_SPINS
+    {"wait_yields", false},  // SHMCOLL_WAIT_YIELDS
+};
+
+constexpr const char* kOps[] = {"alltoall", "alltoallv", "alltoallw", "allgather", "allgatherv", "bcast",
+                                "gather",   "gatherv",   "scatter",   "scatterv",  "reduce",     "allreduce",
+                                "reduce_scatter", "reduce_scatter_block", "scan", "exscan"};
+
+const Key* findKey(const std::string& k) {
+  for (const Key& key : kKeys)
+    if (k == key.name) return &key;
+  return nullptr;
+}
+
+bool knownOp(const std::string& op) {
+  for (const char* o : kOps)
+    if (op == o) return true;
+  return false;
+}
+
+bool parseValue(const std::string& s, uint64_t* out) {
+  if (s == "off") {
+    *out = UINT64_MAX;
+    return true;
+  }
+  size_t v = 0;
+  if (!env::parseSize(s, &v)) return false;
+  *out = v;
+  return true;
+}
+
+// share/shmcoll/tuning.txt beside the directory holding this library.
+std::string defaultPath() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&defaultPath), &info) || !info.dli_fname) return {};
+  std::string lib = info.dli_fname;
+  const size_t slash = lib.rfind('/');
+  if (slash == std::string::npos) return {};
+  return lib.substr(0, slash) + "/../share/shmcoll/tuning.txt";
+}
+
+struct Loaded {
+  Table table;
+  std::string path;
+  Loaded() {
+    const char* named = std::getenv("SHMCOLL_TUNING");
+    std::string p;
+    if (named) {
+      if (!*named || !strcmp(named, "none")) return;
+      p = named;
+    } else {
+      p = defaultPath();
+      if (p.empty() || access(p.c_str(), R_OK) != 0) return;
+    }
+    std::ifstream in(p);
+    if (!in) {
+      fprintf(stderr, "shmcoll: SHMCOLL_TUNING=%s: cannot read the decision table (%s); using the defaults\n",
+              p.c_str(), strerror(errno));
+      return;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string errors;
+    table.parse(text.str(), &errors);
+    if (!errors.empty()) fprintf(stderr, "shmcoll: decision table %s: skipped\n%s", p.c_str(), errors.c_str());
+    path = p;
+  }
+};
+
+const Loaded& loaded() {
+  static const Loaded l;
+  return l;
+}
+
+}  // namespace
+
+int Table::parse(const std::string& text, std::string* errors) {
+  std::istringstream lines(text);
+  std::string line;
+  int lineNo = 0, accepted = 0;
+  auto reject = [&](const std::string& why) {
+    if (errors) *errors += "  line " + std::to_string(lineNo) + ": " + why + "\n";
+  };
+  while (std::getline(lines, line)) {
+    ++lineNo;
+    if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::string key, op, ranks, value, extra;
+    if (!(words >> key)) continue;  // blank or comment
+    if (!(words >> op >> ranks >> value)) {
+      reject("expected <key> <op> <ranks> <value>");
+      continue;
+    }
+    if (words >> extra) {
+      reject("unexpected '" + extra + "' after the value");
+      continue;
+    }
+    const Key* k = findKey(key);
+    if (!k) {
+      reject("unknown key '" + key + "'");
+      continue;
+    }
+    if (op != "*" && !k->perOp) {
+      reject("'" + key + "' applies to the whole job: its op must be '*'");
+      continue;
+    }
+    if (op != "*" && !knownOp(op)) {
+      reject("unknown operation '" + op + "'");
+      continue;
+    }
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long r = std::strtoul(ranks.c_str(), &end, 10);
+    if (ranks.empty() || *end || errno || ranks[0] == '-' || r > UINT32_MAX) {
+      reject("ranks '" + ranks + "' is not a rank count");
+      continue;
+    }
+    uint64_t v = 0;
+    if (!parseValue(value, &v)) {
+      reject("value '" + value + "' is not a size (e.g. 4096, 64k, 1m) or 'off'");
+      continue;
+    }
+    bool replaced = false;
+    for (Rule& rule : rules_)
+      if (rule.key == key && rule.op == op && rule.ranks == r) {
+        rule.value = v;  // a later rule for the same key, op and ranks wins
+        replaced = true;
+      }
+    if (!replaced) rules_.push_back({key, op, static_cast<uint32_t>(r), v});
+    ++accepted;
+  }
+  return accepted;
+}
+
+bool Table::lookup(const char* key, const char* op, uint32_t ranks, uint64_t* out) const {
+  for (const char* which : {op, "*"}) {
+    if (!which) continue;
+    const Rule* best = nullptr;
+    for (const Rule& rule : rules_)
+      if (rule.key == key && rule.op == which && rule.ranks <= ranks && (!best || rule.ranks > best->ranks))
+        best = &rule;
+    if (best) {
+      *out = best->value;
+      return true;
+    }
+  }
+  return false;
+}
+
+const Table& table() { return loaded().table; }
+const std::string& tablePath() { return loaded().path; }
+
+uint64_t value(const char* envVar, const char* key, const char* op, uint32_t ranks, uint64_t fallback) {
+  if (envVar) {
+    const char* v = std::getenv(envVar);
+    size_t parsed = 0;
+    if (v && *v && env::parseSize(v, &parsed)) return parsed;
+  }
+  uint64_t t = 0;
+  return table().lookup(key, op, ranks, &t) ? t : fallback;
+}
+
+}  // namespace shmcoll::tuning
