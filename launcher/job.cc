@@ -161,9 +161,15 @@ void Job::prepare() {
   // only node) for every rank, and placeAreas interleaves the whole range.
   std::vector<int> nodes(n_);
   for (uint32_t r = 0; r < n_; ++r) nodes[r] = policy_ == topo::BindPolicy::kNone ? -1 : plan_[r].numaNode;
-  req.place = [this, nodes](void* base, size_t) {
-    return numa::placeAreas(static_cast<char*>(base) + layout_.rankAreaOffset, layout_.rankAreaStride, nodes);
+  req.place = [this, nodes](void* base, size_t, size_t pageSize) {
+    return numa::placeAreas(static_cast<char*>(base) + layout_.rankAreaOffset, layout_.rankAreaStride, nodes,
+                            false, pageSize);
   };
+  std::string huge = env::str("SHMCOLL_HUGEPAGES", "auto");
+  if (huge == "auto") req.hugePages = shm::HugePages::kAuto;
+  else if (huge == "off") req.hugePages = shm::HugePages::kOff;
+  else if (huge == "hugetlb") req.hugePages = shm::HugePages::kHugetlb;
+  else throw LaunchError("SHMCOLL_HUGEPAGES must be auto, off or hugetlb, not '" + huge + "'", kExitUsage);
   if (int rc = shm::createSegment(req, &shm_); rc != kOk)
     throw LaunchError("cannot start " + std::to_string(n_) + " rank" + (n_ == 1 ? "" : "s") + ": " + lastReason() +
                       (rc == MPI_ERR_NO_MEM ? "; use fewer ranks or a smaller SHMCOLL_SLOT_BYTES" : ""));

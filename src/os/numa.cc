@@ -3,7 +3,9 @@
 #include <mpi.h>
 #include <numa.h>
 #include <numaif.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -70,12 +72,35 @@ int interleave(void* addr, size_t len, bool evenOnSingleNode) {
   return kOk;
 }
 
-int placeAreas(void* first, size_t stride, const std::vector<int>& nodes, bool evenOnSingleNode) {
+std::vector<PageRun> pageRuns(uintptr_t first, size_t stride, size_t count, size_t pageSize) {
+  std::vector<PageRun> runs;
+  if (count == 0 || stride == 0 || pageSize == 0) return runs;
+  const uintptr_t begin = first / pageSize * pageSize;
+  const uintptr_t end = (first + stride * count + pageSize - 1) / pageSize * pageSize;
+  for (uintptr_t page = begin; page < end; page += pageSize) {
+    // The area holding the page's first byte (the first area for a page that
+    // begins before it).
+    const size_t area = page <= first ? 0 : std::min<size_t>((page - first) / stride, count - 1);
+    if (!runs.empty() && runs.back().area == area)
+      runs.back().len += pageSize;
+    else
+      runs.push_back({page, pageSize, area});
+  }
+  return runs;
+}
+
+int placeAreas(void* first, size_t stride, const std::vector<int>& nodes, bool evenOnSingleNode, size_t pageSize) {
   bool anyBound = false;
   for (int n : nodes) anyBound |= n >= 0;
-  if (!anyBound) return interleave(first, stride * nodes.size(), evenOnSingleNode);
-  char* p = static_cast<char*>(first);
-  for (size_t i = 0; i < nodes.size(); ++i) SHMCOLL_CHECK(preferNode(p + i * stride, stride, nodes[i], evenOnSingleNode));
+  if (!pageSize) pageSize = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t f = reinterpret_cast<uintptr_t>(first);
+  if (!anyBound) {
+    const uintptr_t begin = f / pageSize * pageSize;
+    const uintptr_t end = (f + stride * nodes.size() + pageSize - 1) / pageSize * pageSize;
+    return interleave(reinterpret_cast<void*>(begin), end - begin, evenOnSingleNode);
+  }
+  for (const PageRun& r : pageRuns(f, stride, nodes.size(), pageSize))
+    SHMCOLL_CHECK(preferNode(reinterpret_cast<void*>(r.start), r.len, nodes[r.area], evenOnSingleNode));
   return kOk;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace shmcoll::numa {
@@ -38,9 +39,23 @@ int interleave(void* addr, size_t len, bool evenOnSingleNode = false);
 
 // Places `count` consecutive areas of `stride` bytes starting at `first`:
 // area i prefers node nodes[i]; when every entry is -1 (unbound ranks) the
-// whole range is interleaved instead.  `stride` must be a multiple of the
-// page size.  Returns 0 or an MPI error class with a reason.
-int placeAreas(void* first, size_t stride, const std::vector<int>& nodes, bool evenOnSingleNode = false);
+// whole range is interleaved instead.  Policies apply per page of
+// `pageSize` bytes (0: the base page size; a huge page size for a mapping of
+// huge pages, which mbind accepts only whole): a page goes to the area that
+// holds its first byte, so with pages larger than an area several areas
+// share one page, placed for the first of them.  Returns 0 or an MPI error
+// class with a reason.
+int placeAreas(void* first, size_t stride, const std::vector<int>& nodes, bool evenOnSingleNode = false,
+               size_t pageSize = 0);
+
+// The pages placeAreas gives each area: runs of whole pages [start, start + len)
+// for area `area`, in address order (exposed for tests).
+struct PageRun {
+  uintptr_t start;
+  size_t len;
+  size_t area;
+};
+std::vector<PageRun> pageRuns(uintptr_t first, size_t stride, size_t count, size_t pageSize);
 
 // The policy of the page at `addr` (MPOL_F_ADDR) as (mode, first node of the
 // node mask) for tests and diagnostics: *mode is MPOL_DEFAULT, MPOL_PREFERRED,

@@ -89,15 +89,105 @@ uint64_t cgroupRoom() {
   return room;
 }
 
+// /sys/kernel/mm/transparent_hugepage/shmem_enabled's choice, e.g. "advise".
+std::string shmemThpMode() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/shmem_enabled");
+  std::string w;
+  while (f >> w)
+    if (w.size() > 2 && w.front() == '[' && w.back() == ']') return w.substr(1, w.size() - 2);
+  return {};
+}
+
+// Asks for transparent huge pages on the mapping (before any page exists).
+void adviseHuge(Shm* shm) {
+#ifdef MADV_HUGEPAGE
+  if (madvise(shm->base, shm->size, MADV_HUGEPAGE) == 0) shm->hugePages = "advised";
+#endif
+}
+
 int placeAndReserve(const Request& req, Shm* shm) {
+  if (!shm->pageSize) shm->pageSize = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (req.hugePages == HugePages::kAuto && shm->hugePages.empty()) adviseHuge(shm);
   if (req.place) {
-    int rc = req.place(shm->base, shm->size);
+    int rc = req.place(shm->base, shm->size, shm->pageSize);
     if (rc != kOk) return rc;
   }
+#ifdef MADV_POPULATE_WRITE
+  // fallocate has no mapping, so it cannot see MADV_HUGEPAGE; populate
+  // through the mapping instead (errors come back as a return value, never
+  // as SIGBUS) and let fallocate reserve whatever that could not.
+  if (shm->hugePages == "advised" && shmemThpMode() == "advise")
+    (void)madvise(shm->base, shm->size, MADV_POPULATE_WRITE);
+#endif
   return reserve(*shm);
 }
 
+// The segment on kernel-reserved huge pages: memfd(MFD_HUGETLB), the size
+// rounded up to whole pages, mapped and reserved (fallocate takes the pages
+// from the pool, so a shortage fails here and not at a rank's first touch).
+int createHugetlb(const Request& req, Shm* out) {
+  *out = Shm{};
+#ifdef MFD_HUGETLB
+  const HugetlbSpace hs = queryHugetlb();
+  if (!hs.pageSize) return fail(MPI_ERR_NO_MEM, "the kernel has no huge pages reserved (vm.nr_hugepages is 0)");
+  const size_t size = (req.size + hs.pageSize - 1) / hs.pageSize * hs.pageSize;
+  if (size > hs.freeBytes)
+    return fail(MPI_ERR_NO_MEM, "the segment needs %s of huge pages, %s are free", humanBytes(size).c_str(),
+                humanBytes(hs.freeBytes).c_str());
+  int fd = memfd_create("shmcoll", MFD_CLOEXEC | MFD_HUGETLB);
+  if (fd < 0) return fail(MPI_ERR_OTHER, "memfd_create(MFD_HUGETLB): %s", strerror(errno));
+  if (fd < 3) {
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    close(fd);
+    fd = hi;
+    if (fd < 0) return fail(MPI_ERR_OTHER, "dup of the memfd: %s", strerror(errno));
+  }
+  out->fd = fd;
+  out->memfd = true;
+  out->pageSize = hs.pageSize;
+  out->hugePages = "hugetlb";
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    int err = errno;
+    release(out);
+    return fail(MPI_ERR_NO_MEM, "cannot size a huge page memfd to %zu bytes: %s", size, strerror(err));
+  }
+  out->size = size;
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    int err = errno;
+    release(out);
+    return fail(MPI_ERR_NO_MEM, "cannot map %zu bytes of huge pages: %s", size, strerror(err));
+  }
+  out->base = p;
+  int rc = placeAndReserve(req, out);
+  if (rc != kOk) release(out);
+  return rc;
+#else
+  (void)req;
+  return fail(MPI_ERR_OTHER, "this system has no MFD_HUGETLB");
+#endif
+}
+
 }  // namespace
+
+HugetlbSpace queryHugetlb() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  uint64_t v = 0, freePages = 0, rsvd = 0, kib = 0;
+  std::string unit;
+  while (f >> key >> v) {
+    if (key == "HugePages_Free:") freePages = v;
+    else if (key == "HugePages_Rsvd:") rsvd = v;
+    else if (key == "Hugepagesize:") kib = v;
+    std::getline(f, unit);
+  }
+  HugetlbSpace h;
+  if (kib && freePages > rsvd) {
+    h.pageSize = kib * 1024;
+    h.freeBytes = (freePages - rsvd) * h.pageSize;
+  }
+  return h;
+}
 
 std::string humanBytes(uint64_t b) {
   char buf[64];
@@ -234,6 +324,20 @@ int createSegment(const Request& req, Shm* out) {
   if (req.precheck && need > sp.memAvailable)
     return fail(MPI_ERR_NO_MEM, "the shared segment needs %s but only %s of memory is available (%s)",
                 needS.c_str(), humanBytes(sp.memAvailable).c_str(), namedS.c_str());
+
+  if (req.hugePages != HugePages::kOff) {
+    const HugetlbSpace hs = queryHugetlb();
+    if (req.hugePages == HugePages::kHugetlb || (hs.pageSize && hs.freeBytes >= need)) {
+      Shm s;
+      int rc = createHugetlb(req, &s);
+      if (rc == kOk) {
+        *out = std::move(s);
+        return kOk;
+      }
+      if (req.hugePages == HugePages::kHugetlb) return rc;
+      // Otherwise quietly on to normal pages.
+    }
+  }
 
   std::string why;  // why the named object was not used
   if (req.backend != Backend::kMemfd) {

@@ -13,6 +13,19 @@
 //      exists, so the reservation allocates every page under its policy;
 //   4. reserve all pages with posix_fallocate: a full /dev/shm fails here,
 //      with a clear message, instead of at some rank's first touch.
+// Huge pages (Request::hugePages), tried before the steps above:
+//   - kernel-reserved huge pages: when enough of them are free
+//     (HugePages_Free - HugePages_Rsvd, in /proc/meminfo) the segment is a
+//     memfd with MFD_HUGETLB, its size rounded up to whole huge pages; the
+//     placement hook gets the huge page size, since NUMA policies then apply
+//     per huge page;
+//   - otherwise madvise(MADV_HUGEPAGE) on the mapping before the pages are
+//     reserved, so shared memory takes transparent huge pages where
+//     /sys/kernel/mm/transparent_hugepage/shmem_enabled allows them ("always"
+//     and "within_size" at the reservation; for "advise" the pages are
+//     reserved through the advised mapping with MADV_POPULATE_WRITE, which a
+//     plain fallocate would bypass, falling back to fallocate if that fails).
+// Both fall back quietly; Shm::hugePages says what was used.
 // When /dev/shm cannot hold the segment (too little free space according to
 // statvfs, ENOSPC from the reservation, or no /dev/shm at all) the same steps
 // run on a memfd (anonymous shmem, limited only by memory), and
@@ -40,7 +53,22 @@ struct Shm {
   bool memfd = false;      // true when the memfd fallback (or kMemfd) was used
   std::string name;        // the (already unlinked) /dev/shm name, "" for memfd
   std::string fallbackReason;  // why /dev/shm was not used, "" when it was (or kMemfd)
+  size_t pageSize = 0;     // of the mapping: the base page, or the huge page size with hugetlb
+  std::string hugePages;   // "hugetlb", "advised" (MADV_HUGEPAGE accepted), or "" (none)
 };
+
+enum class HugePages {
+  kAuto,     // kernel-reserved huge pages when enough are free, else advise transparent ones
+  kOff,      // neither
+  kHugetlb,  // kernel-reserved huge pages or fail (tests, SHMCOLL_HUGEPAGES=hugetlb)
+};
+
+// Free kernel-reserved huge pages, in bytes, and their size (0 when none).
+struct HugetlbSpace {
+  uint64_t pageSize = 0;
+  uint64_t freeBytes = 0;
+};
+HugetlbSpace queryHugetlb();
 
 // Space the two backends can offer, in bytes.
 struct Space {
@@ -57,9 +85,11 @@ struct Request {
   uint64_t namedCap = UINT64_MAX;      // test hook: pretend /dev/shm has at most this free
   uint64_t memCap = UINT64_MAX;        // test hook: pretend only this much memory is available
   bool precheck = true;                // false: skip the statvfs/meminfo checks (tests reach ENOSPC)
-  // Called with the mapping before any page is reserved; returns 0 or an MPI
-  // error class with a reason, which aborts the creation.
-  std::function<int(void* base, size_t size)> place;
+  HugePages hugePages = HugePages::kAuto;
+  // Called with the mapping before any page is reserved, and the page size
+  // that NUMA policies apply at; returns 0 or an MPI error class with a
+  // reason, which aborts the creation.
+  std::function<int(void* base, size_t size, size_t pageSize)> place;
 };
 
 // "/shmcoll-<pid>-<16 hex digits of randomness>".

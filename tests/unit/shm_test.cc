@@ -91,9 +91,10 @@ TEST_F(ShmTest, CreateSegmentPlacesBeforeReservingAndReservesEverything) {
   int placeCalls = 0;
   uint64_t allocatedWhenPlaced = ~0ull;
   shm::Request req;
+  req.hugePages = shm::HugePages::kOff;  // the backend under test, whatever pool the host has
   req.size = size;
   // No page may exist yet when the placement runs (mincore on the mapping).
-  req.place = [&](void* base, size_t len) {
+  req.place = [&](void* base, size_t len, size_t) {
     ++placeCalls;
     EXPECT_EQ(len, size);
     int mincoreResident = 0;
@@ -117,6 +118,7 @@ TEST_F(ShmTest, CreateSegmentPlacesBeforeReservingAndReservesEverything) {
 
 TEST_F(ShmTest, InheritableFdHasNoCloexecAndIsTheSameObject) {
   shm::Request req;
+  req.hugePages = shm::HugePages::kOff;  // the backend under test, whatever pool the host has
   req.size = 16 * kPage;
   ASSERT_EQ(shm::createSegment(req, &seg_), kOk) << lastReason();
   int fd = shm::inheritableFd(seg_);
@@ -132,6 +134,7 @@ TEST_F(ShmTest, InheritableFdHasNoCloexecAndIsTheSameObject) {
 
 TEST_F(ShmTest, ForcedMemfd) {
   shm::Request req;
+  req.hugePages = shm::HugePages::kOff;  // the backend under test, whatever pool the host has
   req.size = 32 * kPage;
   req.backend = shm::Backend::kMemfd;
   ASSERT_EQ(shm::createSegment(req, &seg_), kOk) << lastReason();
@@ -143,6 +146,7 @@ TEST_F(ShmTest, ForcedMemfd) {
 
 TEST_F(ShmTest, SmallDevShmFallsBackToMemfdAndSaysWhy) {
   shm::Request req;
+  req.hugePages = shm::HugePages::kOff;  // the backend under test, whatever pool the host has
   req.size = 256 * kPage;  // 1 MiB
   req.namedCap = 4096;
   ASSERT_EQ(shm::createSegment(req, &seg_), kOk) << lastReason();
@@ -153,6 +157,7 @@ TEST_F(ShmTest, SmallDevShmFallsBackToMemfdAndSaysWhy) {
 
 TEST_F(ShmTest, NamedOnlyRefusesWhenDevShmIsTooSmall) {
   shm::Request req;
+  req.hugePages = shm::HugePages::kOff;  // the backend under test, whatever pool the host has
   req.size = 256 * kPage;
   req.namedCap = 4096;
   req.backend = shm::Backend::kNamed;
@@ -163,6 +168,7 @@ TEST_F(ShmTest, NamedOnlyRefusesWhenDevShmIsTooSmall) {
 
 TEST_F(ShmTest, NoMemoryAtAllIsAClearRefusal) {
   shm::Request req;
+  req.hugePages = shm::HugePages::kOff;  // the backend under test, whatever pool the host has
   req.size = 256 * kPage;
   req.memCap = 64 * 1024;
   EXPECT_EQ(shm::createSegment(req, &seg_), MPI_ERR_NO_MEM);
@@ -174,8 +180,9 @@ TEST_F(ShmTest, NoMemoryAtAllIsAClearRefusal) {
 
 TEST_F(ShmTest, PlacementFailureAbortsCreation) {
   shm::Request req;
+  req.hugePages = shm::HugePages::kOff;  // the backend under test, whatever pool the host has
   req.size = 16 * kPage;
-  req.place = [](void*, size_t) { return fail(MPI_ERR_OTHER, "placement says no"); };
+  req.place = [](void*, size_t, size_t) { return fail(MPI_ERR_OTHER, "placement says no"); };
   EXPECT_EQ(shm::createSegment(req, &seg_), MPI_ERR_OTHER);
   EXPECT_EQ(lastReason(), "placement says no");
   EXPECT_EQ(seg_.fd, -1);
@@ -193,6 +200,7 @@ TEST_F(ShmTest, RealSmallTmpfs) {
     shm::Shm s;
     // 1. statvfs sees it is too small.
     shm::Request req;
+  req.hugePages = shm::HugePages::kOff;  // the backend under test, whatever pool the host has
     req.size = size;
     if (shm::createSegment(req, &s) != kOk) _exit(10);
     if (!s.memfd || s.fallbackReason != "/dev/shm has 1.0 MiB free but the segment needs 4.0 MiB") _exit(11);
@@ -232,9 +240,10 @@ TEST_F(ShmTest, PreferNodeIsRecordedOnTheSharedObject) {
   const size_t stride = 8 * kPage;
   const int nareas = 4;
   shm::Request req;
+  req.hugePages = shm::HugePages::kOff;  // the backend under test, whatever pool the host has
   req.size = stride * nareas;
   std::vector<int> nodes(nareas, 0);
-  req.place = [&](void* base, size_t) { return numa::placeAreas(base, stride, nodes, /*evenOnSingleNode=*/true); };
+  req.place = [&](void* base, size_t, size_t) { return numa::placeAreas(base, stride, nodes, /*evenOnSingleNode=*/true); };
   ASSERT_EQ(shm::createSegment(req, &seg_), kOk) << lastReason();
   for (int a = 0; a < nareas; ++a) {
     char* area = static_cast<char*>(seg_.base) + a * stride;
@@ -285,3 +294,82 @@ TEST_F(ShmTest, PreferNodeRejectsANodeThatDoesNotExist) {
 }
 
 }  // namespace
+
+// Huge pages.  The page-run arithmetic on its own; then the segment on
+// kernel-reserved huge pages when this host has some free (skipped
+// otherwise), and the clear refusal when it has none.
+TEST(PageRuns, BasePagesGiveOneRunPerArea) {
+  const auto runs = numa::pageRuns(0x10000, 3 * kPage, 4, kPage);
+  ASSERT_EQ(runs.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(runs[i].start, 0x10000 + i * 3 * kPage);
+    EXPECT_EQ(runs[i].len, 3 * kPage);
+    EXPECT_EQ(runs[i].area, i);
+  }
+}
+
+TEST(PageRuns, HugePagesGoToTheAreaHoldingTheirFirstByte) {
+  const size_t huge = 2u << 20;
+  // Areas of 1.5 MiB from 1 MiB into a huge page: area 0 [1, 2.5), 1 [2.5, 4),
+  // 2 [4, 5.5), 3 [5.5, 7) MiB.  Pages at 0, 2, 4, 6 MiB: 0 -> area 0 (begins
+  // before it), 2 -> area 0, 4 -> area 2, 6 -> area 3; area 1 gets none.
+  const uintptr_t base = 64u << 20;
+  const auto runs = numa::pageRuns(base + (1u << 20), 3u << 19, 4, huge);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].start, base);
+  EXPECT_EQ(runs[0].len, 2 * huge);
+  EXPECT_EQ(runs[0].area, 0u);
+  EXPECT_EQ(runs[1].start, base + 2 * huge);
+  EXPECT_EQ(runs[1].len, huge);
+  EXPECT_EQ(runs[1].area, 2u);
+  EXPECT_EQ(runs[2].start, base + 3 * huge);
+  EXPECT_EQ(runs[2].len, huge);
+  EXPECT_EQ(runs[2].area, 3u);
+  // Every byte of every area lies in some run.
+  EXPECT_LE(runs.front().start, base + (1u << 20));
+  EXPECT_GE(runs.back().start + runs.back().len, base + (1u << 20) + 4 * (3u << 19));
+  EXPECT_TRUE(numa::pageRuns(base, 0, 4, huge).empty());
+  EXPECT_TRUE(numa::pageRuns(base, kPage, 0, huge).empty());
+}
+
+TEST_F(ShmTest, HugetlbSegmentOrAClearRefusal) {
+  const shm::HugetlbSpace hs = shm::queryHugetlb();
+  shm::Request req;
+  req.size = 3 * kPage + 100;  // not a whole number of pages of either size
+  req.hugePages = shm::HugePages::kHugetlb;
+  size_t placedPage = 0;
+  req.place = [&](void*, size_t, size_t pageSize) {
+    placedPage = pageSize;
+    return kOk;
+  };
+  const int rc = shm::createSegment(req, &seg_);
+  if (!hs.pageSize || hs.freeBytes < hs.pageSize) {
+    EXPECT_EQ(rc, MPI_ERR_NO_MEM);
+    EXPECT_NE(lastReason().find("huge pages"), std::string::npos) << lastReason();
+    EXPECT_EQ(seg_.base, nullptr);
+    GTEST_SKIP() << "no free kernel-reserved huge pages here (vm.nr_hugepages); checked the refusal only";
+  }
+  ASSERT_EQ(rc, kOk) << lastReason();
+  EXPECT_EQ(seg_.hugePages, "hugetlb");
+  EXPECT_EQ(seg_.pageSize, hs.pageSize);
+  EXPECT_EQ(placedPage, hs.pageSize);
+  EXPECT_EQ(seg_.size, hs.pageSize);  // rounded up to one whole page
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(seg_.base) % hs.pageSize, 0u);
+  // Reserved from the pool at creation.
+  EXPECT_LE(shm::queryHugetlb().freeBytes, hs.freeBytes - hs.pageSize);
+  memset(seg_.base, 0x5a, seg_.size);
+  EXPECT_EQ(static_cast<unsigned char*>(seg_.base)[seg_.size - 1], 0x5a);
+}
+
+TEST_F(ShmTest, AutoUsesNormalPagesWhenNoHugePagesAreFree) {
+  const shm::HugetlbSpace hs = shm::queryHugetlb();
+  if (hs.pageSize && hs.freeBytes >= 64 * kPage) GTEST_SKIP() << "this host has free huge pages";
+  shm::Request req;
+  req.size = 64 * kPage;
+  ASSERT_EQ(shm::createSegment(req, &seg_), kOk) << lastReason();
+  EXPECT_NE(seg_.hugePages, "hugetlb");
+  EXPECT_EQ(seg_.pageSize, static_cast<size_t>(sysconf(_SC_PAGESIZE)));
+  EXPECT_EQ(seg_.size, 64 * kPage);
+  EXPECT_FALSE(seg_.memfd);
+  EXPECT_EQ(allocatedBytes(seg_.fd), 64 * kPage);
+}
