@@ -62,6 +62,11 @@ int mapSegment(Context& c) {
     return fail(MPI_ERR_INTERN, "cannot map the job's shared segment (fd %lld, %zu bytes): %s", fd, segSize,
                 strerror(errno));
   close(static_cast<int>(fd));
+#ifdef MADV_HUGEPAGE
+  // Map the transparent huge pages the launcher may have obtained (os/shm.h)
+  // as huge pages here too; a no-op, or EINVAL, where there are none.
+  (void)madvise(p, segSize, MADV_HUGEPAGE);
+#endif
   // Children of this rank (if it forks or execs) must not think they are ranks.
   unsetenv("SHMCOLL_SEG_FD");
   SHMCOLL_CHECK(segment::validateHeader(p, segSize, static_cast<uint32_t>(size)));
