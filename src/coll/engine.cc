@@ -1,8 +1,5 @@
 #include "coll/engine.h"
 
 namespace shmcoll::coll {
-Engine& engine() {
-  static Engine e;
-  return e;
-}
+constinit Engine gEngine;
 }  // namespace shmcoll::coll

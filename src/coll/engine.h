@@ -38,7 +38,10 @@ struct Engine {
   }
 };
 
-Engine& engine();
+// The process's engine: constant-initialised (no construction order to
+// worry about, no guard on the hot path).
+extern Engine gEngine;
+inline Engine& engine() { return gEngine; }
 
 // A communicator as the engine sees it: members in rank order (world ranks),
 // this process's rank among them, the context id whose lines in every
