@@ -175,6 +175,16 @@ void Job::prepare() {
                       (rc == MPI_ERR_NO_MEM ? "; use fewer ranks or a smaller SHMCOLL_SLOT_BYTES" : ""));
   if (shm_.memfd && !shm_.fallbackReason.empty())
     say("%s; using anonymous shared memory (memfd) instead", shm_.fallbackReason.c_str());
+  if (opts_.reportSegment) {
+    const uint64_t heap = layout_.heapBytes;
+    say("segment of %s for %u rank%s: %s per rank (%s of lanes, slots, cells and control, %s of MPI_Alloc_mem "
+        "heap), on %s, %s pages%s",
+        shm::humanBytes(shm_.size).c_str(), n_, n_ == 1 ? "" : "s", shm::humanBytes(layout_.rankAreaStride).c_str(),
+        shm::humanBytes(layout_.rankAreaStride - heap).c_str(), shm::humanBytes(heap).c_str(),
+        shm_.memfd ? "a memfd" : "/dev/shm (unlinked)", shm::humanBytes(shm_.pageSize).c_str(),
+        shm_.hugePages == "hugetlb" ? " (reserved huge pages)"
+        : shm_.hugePages == "advised" ? " (transparent huge pages requested)" : "");
+  }
 
   if (getrandom(&jobId_, sizeof jobId_, GRND_NONBLOCK) != sizeof jobId_)
     jobId_ = static_cast<uint64_t>(getpid()) << 32 ^ static_cast<uint64_t>(Clock::now().time_since_epoch().count());

@@ -45,6 +45,8 @@ const char* usageText() {
          "  -x VAR[=value]       set VAR in the ranks' environment (ranks inherit shmrun's whole\n"
          "                       environment; -x VAR alone just checks that VAR is set)\n"
          "  --tag-output         prefix each line of output with [1,rank]<stdout>: or <stderr>:\n"
+         "  --report-segment     say on stderr how large the shared segment is (per rank and in\n"
+         "                       all), where it lives and on which pages\n"
          "  --timeout SECONDS    end the job after SECONDS and exit with 124\n"
          "  --oversubscribe, --allow-run-as-root\n"
          "                       accepted for familiarity; they change nothing\n"
@@ -113,6 +115,9 @@ Options parseOptions(int argc, char** argv) {
     } else if (a == "--tag-output") {
       noValue();
       o.tagOutput = true;
+    } else if (a == "--report-segment") {
+      noValue();
+      o.reportSegment = true;
     } else if (a == "--timeout") {
       o.timeoutSeconds = parseTimeout(arg(a));
     } else if (a == "--version" || a == "-V") {

@@ -27,6 +27,7 @@ struct Options {
   topo::BindPolicy bind = topo::BindPolicy::kCore;
   std::vector<std::string> envVars;  // -x arguments, "VAR" or "VAR=value"
   bool tagOutput = false;
+  bool reportSegment = false;    // --report-segment
   double timeoutSeconds = 0;     // 0: none
   bool version = false;
   bool help = false;

@@ -273,6 +273,25 @@ TEST_F(ShmrunTest, FamiliarNoOpOptionsAndDoubleDash) {
   EXPECT_EQ(r.out, "2\n2\n");
 }
 
+TEST_F(ShmrunTest, ReportSegmentGivesTheSizes) {
+  // The figures follow segment/layout.h with the default 64 KiB slots and
+  // 2 MiB heap: 548 KiB of lanes, slots, cells and control per rank up to
+  // N = 32, 552 KiB at N = 64 (its 64 bootstrap lines cross a page).
+  Result r = run({"--report-segment", "-n", "2", "true"}, {"SHMCOLL_HUGEPAGES=off"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "shmrun: segment of 5.1 MiB for 2 ranks: 2.5 MiB per rank (548.0 KiB of lanes, slots, cells and "
+            "control, 2.0 MiB of MPI_Alloc_mem heap), on /dev/shm (unlinked), 4.0 KiB pages\n");
+  Result big = run({"--report-segment", "-n", "64", "true"}, {"SHMCOLL_HUGEPAGES=off", "SHMCOLL_SHM_BACKEND=memfd"});
+  EXPECT_EQ(big.exitCode, 0) << big.err;
+  EXPECT_NE(big.err.find("segment of 162.5 MiB for 64 ranks: 2.5 MiB per rank (552.0 KiB of lanes, slots, cells "
+                         "and control, 2.0 MiB of MPI_Alloc_mem heap), on a memfd, 4.0 KiB pages\n"),
+            std::string::npos)
+      << big.err;
+  Result quiet = run({"-n", "2", "true"});
+  EXPECT_EQ(quiet.err, "");
+}
+
 // ---- normal runs ---------------------------------------------------------------
 
 class RankCounts : public ShmrunTest, public ::testing::WithParamInterface<int> {};
