@@ -29,6 +29,11 @@
 #   --out DIR          results directory (default perf/results/<date-time>)
 #   --no-install       never apt-get install missing MPI packages
 #
+# Extra shmcoll-bench options after -- apply to every implementation, e.g.
+# `-- --cold=both` (cache-cold buffers too) or `-- --alloc-mem` (buffers from
+# MPI_Alloc_mem; shmcoll then gets SHMCOLL_ALLOC_MEM large enough for them
+# unless it is set).
+#
 # Open MPI runs as `mpirun.openmpi [--allow-run-as-root] --oversubscribe -n N`
 # with `--bind-to none` when N exceeds the cores; MPICH as `mpiexec.mpich -n N`;
 # shmcoll as `shmrun -n N`.  Uses at most 2 parallel compile jobs.
@@ -143,9 +148,17 @@ launch() { # impl nranks -> the command line prefix
     openmpi) local bind=(); ((n > CORES)) && bind=(--bind-to none)
              echo mpirun.openmpi "${AS_ROOT[@]}" --oversubscribe "${bind[@]}" -n "$n" ;;
     mpich) echo mpiexec.mpich -n "$n" ;;
-    shmcoll) echo "${LAUNCH[shmcoll]}" -n "$n" ;;
+    shmcoll) if ((ALLOC_MEM)) && [[ -z ${SHMCOLL_ALLOC_MEM:-} ]]; then
+               # MPI_Alloc_mem memory comes from the segment only as far as each
+               # rank's heap reaches: room for the largest alltoall at 1 MiB blocks.
+               echo env SHMCOLL_ALLOC_MEM=$((4 * n + 8))m "${LAUNCH[shmcoll]}" -n "$n"
+             else
+               echo "${LAUNCH[shmcoll]}" -n "$n"
+             fi ;;
   esac
 }
+ALLOC_MEM=0
+for a in "${EXTRA[@]}"; do [[ $a == --alloc-mem ]] && ALLOC_MEM=1; done
 
 # A short sanity run leaves out an implementation that cannot run yet.
 ACTIVE=()

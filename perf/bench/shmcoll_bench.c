@@ -117,6 +117,7 @@ typedef struct {
   long min_iters, max_iters;
   const char *csv, *tag;
   int membw, check;
+  int alloc_mem; /* --alloc-mem: buffers from MPI_Alloc_mem */
   size_t mem_limit; /* bytes per rank; 0: half the node's memory shared by the ranks */
   size_t cold_pool; /* bytes per rank; 0: automatic */
 } Opts;
@@ -196,6 +197,8 @@ static void usage(void) {
       "  --csv FILE        append CSV rows (header written if the file is empty)\n"
       "  --tag STRING      value of the CSV 'tag' column (e.g. a repetition id)\n"
       "  --no-check        skip the one validated call per size\n"
+      "  --alloc-mem       take the buffers from MPI_Alloc_mem instead of the heap (shmcoll: from\n"
+      "                    the shared segment when they fit SHMCOLL_ALLOC_MEM, e.g. 64m)\n"
       "  --mem-limit SIZE  buffer memory per rank; larger sizes are skipped\n"
       "                    (default: half the node's memory divided by the rank count)\n"
       "  --cold-pool SIZE  per-rank pool for --cold (default max(4 x LLC, 128M), within mem-limit)\n"
@@ -277,6 +280,8 @@ static void parse_args(int argc, char **argv) {
       o->cold_pool = parse_size(NEXT());
     } else if (!strcmp(key, "--membw")) {
       o->membw = 1;
+    } else if (!strcmp(key, "--alloc-mem")) {
+      o->alloc_mem = 1;
     } else {
       if (g_rank == 0) usage();
       die("unknown option '%s'", a);
@@ -905,7 +910,13 @@ int main(int argc, char **argv) {
 
   if (g_opt.membw) membw();
 
-  g_arena = xalloc(g_arena_bytes);
+  if (g_opt.alloc_mem) {
+    if (MPI_Alloc_mem((MPI_Aint)g_arena_bytes, MPI_INFO_NULL, &g_arena) != MPI_SUCCESS)
+      die("MPI_Alloc_mem of the buffers failed%s", "");
+    if (g_rank == 0) printf("#   buffers from MPI_Alloc_mem (%zu MiB per rank)\n", g_arena_bytes / MiB);
+  } else {
+    g_arena = xalloc(g_arena_bytes);
+  }
   memset(g_arena, 0, g_arena_bytes); /* first touch now, not in a timed loop */
   MPI_Barrier(MPI_COMM_WORLD);
 
@@ -922,7 +933,10 @@ int main(int argc, char **argv) {
   }
 
   if (g_csv) fclose(g_csv);
-  free(g_arena);
+  if (g_opt.alloc_mem)
+    MPI_Free_mem(g_arena);
+  else
+    free(g_arena);
   free(g_times);
   MPI_Finalize();
   if (g_failures && g_rank == 0) fprintf(stderr, "shmcoll-bench: %d validation failure(s)\n", g_failures);
