@@ -25,12 +25,14 @@
 
 #include "api/api.h"
 #include "api/attr.h"
+#include "api/request.h"
 #include "coll/coll.h"
 #include "dt/datatype.h"
 #include "dt/registry.h"
 #include "runtime/attr.h"
 #include "runtime/comm.h"
 #include "runtime/context.h"
+#include "runtime/idup.h"
 
 using namespace shmcoll;
 using api::kNoComm;
@@ -43,7 +45,7 @@ namespace {
 #define NEED_COMM(c, h, fn)                                                                                   \
   rt::Comm* c = rt::comm(h);                                                                                  \
   SHMCOLL_REQUIRE(c, h, fn, MPI_ERR_COMM, "comm = %#x is not a valid communicator%s", static_cast<unsigned>(h), \
-                  (h) == MPI_COMM_NULL ? " (MPI_COMM_NULL)" : "")
+                  ::shmcoll::rt::commNote(h))
 #define NEED_TYPE(h, fn, arg)                                                                          \
   SHMCOLL_REQUIRE(dt::fromHandle(h), kNoComm, fn, MPI_ERR_TYPE, "%s = %#x is %s", arg,                 \
                   static_cast<unsigned>(h), (h) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype")
@@ -347,8 +349,8 @@ int completeDup(MPI_Comm comm, rt::Comm* nc, rt::Info hints, const char* fn, MPI
   const int code = rt::copyAttrs(AttrKind::kComm, comm, nc->handle, &failedKey);
   // Every member keeps the new communicator or none does.
   int32_t mine = code != 0;
-  std::vector<int32_t> all(nc->team.size());
-  if (int rc = coll::allgatherBytes(nc->team, &mine, sizeof mine, all.data())) return raise(comm, fn, rc);
+  std::vector<int32_t> all(rt::scheduleTeam(*nc).size());  // (both groups of an intercommunicator)
+  if (int rc = rt::gatherAll(*nc, &mine, sizeof mine, all.data())) return raise(comm, fn, rc);
   int culprit = -1;
   for (size_t r = 0; r < all.size() && culprit < 0; ++r)
     if (all[r]) culprit = static_cast<int>(r);
@@ -363,6 +365,23 @@ int completeDup(MPI_Comm comm, rt::Comm* nc, rt::Info hints, const char* fn, MPI
   if (code) return callbackFailure(comm, fn, "copy", failedKey, code);
   return raisef(comm, fn, MPI_ERR_OTHER,
                 "an attribute copy callback failed on rank %d of comm, so no rank keeps the new communicator", culprit);
+}
+
+int startIdup(MPI_Comm comm, rt::Info hints, const char* fn, MPI_Comm* newcomm, MPI_Request* request) {
+  rt::Comm* nc = rt::pendingDup(*rt::comm(comm));
+  nc->hints = std::move(hints);
+  int failedKey = 0;
+  const int code = rt::copyAttrs(AttrKind::kComm, comm, nc->handle, &failedKey);
+  rt::Comm* parent = rt::comm(comm);  // (again: a copy callback may have freed it, which is erroneous)
+  if (!parent) {
+    int ignored = 0;
+    rt::deleteAllAttrs(AttrKind::kComm, nc->handle, false, &ignored);
+    rt::discardComm(nc);
+    return raisef(kNoComm, fn, MPI_ERR_COMM, "an attribute copy callback freed comm");
+  }
+  *newcomm = nc->handle;
+  *request = newRequest(rt::startIdup(*parent, nc, code != 0, newcomm), comm, fn);
+  return MPI_SUCCESS;
 }
 
 int deleteCommAttrs(MPI_Comm comm, const char* fn) {

@@ -19,6 +19,13 @@ namespace shmcoll::api {
 // `nc`.  Costs one 4-byte allgather over `nc`.
 int completeDup(MPI_Comm comm, rt::Comm* nc, rt::Info hints, const char* fn, MPI_Comm* newcomm);
 
+// MPI_Comm_idup and MPI_Comm_idup_with_info on the valid `comm`: makes the
+// pending communicator (*newcomm), gives it `hints` and copies comm's
+// attributes now, as the standard asks, then starts the context agreement
+// (runtime/idup.h) and hands out its request.  A failing copy callback fails
+// the idup on every member when the request completes.
+int startIdup(MPI_Comm comm, rt::Info hints, const char* fn, MPI_Comm* newcomm, MPI_Request* request);
+
 // MPI_Comm_free, before the communicator goes: runs every delete callback,
 // newest attribute first.  The communicator is freed even when a callback
 // fails (the other members free it too); the first failure is returned.

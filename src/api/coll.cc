@@ -1,6 +1,8 @@
 // MPI_Barrier and the five data-moving collectives, with their big-count (_c)
 // forms: argument checks, then one call into the engine (coll::exchange) with
-// the arguments as per-peer blocks.
+// the arguments as per-peer blocks.  On an intercommunicator the blocks are
+// indexed by remote rank and each group's data goes to the other group
+// (api::runInter); MPI_IN_PLACE is not allowed there.
 #include <cstring>
 #include <vector>
 
@@ -91,6 +93,7 @@ class InPlaceArgs : public coll::ExchangeArgs {
 };
 
 int run(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a, bool inPlace) {
+  if (c->inter) return api::runInter(c, fn, a, {true, true});  // (every pair across the groups)
   if (api::gNonblocking) return api::runExchange(c, fn, a, inPlace && !a.broadcast);
   if (inPlace && !a.broadcast) {
     InPlaceArgs ip(a, c->team.size());
@@ -106,8 +109,9 @@ int alltoall(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype send
              MPI_Datatype recvtype, MPI_Comm comm) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
+  if (c->inter) CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
   const bool inPlace = sendbuf == MPI_IN_PLACE;
-  const uint32_t n = c->team.size();
+  const uint32_t n = rt::peerCount(*c);  // (the remote group of an intercommunicator)
   AlltoallArgs a;
   a.op = coll::Op::kAlltoall;
   CHECK_ARG(k.recvNotInPlace(recvbuf));
@@ -128,8 +132,9 @@ int alltoallv(const char* fn, const void* sendbuf, const C sendcounts[], const D
               void* recvbuf, const C recvcounts[], const D rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
+  if (c->inter) CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
   const bool inPlace = sendbuf == MPI_IN_PLACE;
-  const uint32_t n = c->team.size();
+  const uint32_t n = rt::peerCount(*c);  // (the remote group of an intercommunicator)
   AlltoallvArgs<C, D> a;
   a.op = coll::Op::kAlltoallv;
   CHECK_ARG(k.recvNotInPlace(recvbuf));
@@ -156,8 +161,9 @@ int alltoallw(const char* fn, const void* sendbuf, const C sendcounts[], const D
               const MPI_Datatype recvtypes[], MPI_Comm comm) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
+  if (c->inter) CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
   const bool inPlace = sendbuf == MPI_IN_PLACE;
-  const uint32_t n = c->team.size();
+  const uint32_t n = rt::peerCount(*c);  // (the remote group of an intercommunicator)
   AlltoallwArgs<C, D> a;
   a.op = coll::Op::kAlltoallw;
   CHECK_ARG(k.recvNotInPlace(recvbuf));
@@ -203,8 +209,9 @@ int allgather(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype sen
               MPI_Datatype recvtype, MPI_Comm comm) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
+  if (c->inter) CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
   const bool inPlace = sendbuf == MPI_IN_PLACE;
-  const uint32_t n = c->team.size();
+  const uint32_t n = rt::peerCount(*c);  // (the remote group of an intercommunicator)
   AllgatherArgs<int, int> a;
   a.op = coll::Op::kAllgather;
   a.broadcast = true;
@@ -225,8 +232,9 @@ int allgatherv(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype se
                const C recvcounts[], const D displs[], MPI_Datatype recvtype, MPI_Comm comm) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
+  if (c->inter) CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
   const bool inPlace = sendbuf == MPI_IN_PLACE;
-  const uint32_t n = c->team.size();
+  const uint32_t n = rt::peerCount(*c);  // (the remote group of an intercommunicator)
   AllgatherArgs<C, D> a;
   a.op = coll::Op::kAllgatherv;
   a.broadcast = true;
@@ -252,6 +260,9 @@ Nonblocking* gNonblocking = nullptr;
 
 SHMCOLL_API(int, MPI_Barrier, (MPI_Comm comm)) {
   COMM_OR_FAIL(c, comm, "MPI_Barrier");
+  // An intercommunicator: a barrier over both groups (each group leaves once
+  // the other has entered, as the standard asks, and more).
+  if (c->inter) return api::finishInter(c, "MPI_Barrier", nbc::barrier(c->peers));
   if (int rc = coll::barrier(c->team)) return api::raise(comm, "MPI_Barrier", rc);
   return MPI_SUCCESS;
 }
@@ -323,7 +334,7 @@ SHMCOLL_API(int, MPI_Allgatherv_c,
 SHMCOLL_API(int, MPI_Ibarrier, (MPI_Comm comm, MPI_Request* request)) {
   COMM_OR_FAIL(c, comm, "MPI_Ibarrier");
   SHMCOLL_REQUIRE(request, comm, "MPI_Ibarrier", MPI_ERR_ARG, "request is NULL");
-  *request = api::newRequest(nbc::barrier(c->team), comm, "MPI_Ibarrier");
+  *request = api::newRequest(nbc::barrier(rt::scheduleTeam(*c)), comm, "MPI_Ibarrier");
   return MPI_SUCCESS;
 }
 

@@ -83,6 +83,20 @@ struct Checker {
       return raisef(comm, fn, MPI_ERR_BUFFER, "recvbuf = MPI_IN_PLACE is not allowed (only sendbuf may be)");
     return MPI_SUCCESS;
   }
+  // On an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group (of size n).
+  int interRoot(int r, uint32_t n) const {
+    if (r != MPI_ROOT && r != MPI_PROC_NULL && (r < 0 || static_cast<uint32_t>(r) >= n))
+      return raisef(comm, fn, MPI_ERR_ROOT,
+                    "root = %d is neither MPI_ROOT, MPI_PROC_NULL nor a rank of the remote group (size %u) of the "
+                    "intercommunicator",
+                    r, n);
+    return MPI_SUCCESS;
+  }
+  int interNotInPlace(const char* arg, const void* buf) const {
+    if (buf == MPI_IN_PLACE)
+      return raisef(comm, fn, MPI_ERR_BUFFER, "%s = MPI_IN_PLACE is not allowed on an intercommunicator", arg);
+    return MPI_SUCCESS;
+  }
   int root(int r, uint32_t n) const {
     if (r < 0 || static_cast<uint32_t>(r) >= n)
       return raisef(comm, fn, MPI_ERR_ROOT, "root = %d is not a rank of the communicator (size %u)", r, n);
@@ -161,6 +175,69 @@ inline int runExchange(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a,
   return MPI_SUCCESS;
 }
 
+// ---- intercommunicators -------------------------------------------------------------
+//
+// An intercommunicator's collectives run as point-to-point schedules over
+// both groups (rt::Comm::peers), blocking or not (p2p/nbc.h): the argument
+// objects of the intracommunicator forms, indexed by remote rank, say what
+// each pair moves; InterPlan says which pairs this rank takes part in.
+
+struct InterPlan {
+  bool sendAll = false, recvAll = false;  // to / from every member of the remote group
+  int sendTo = -1, recvFrom = -1;         // to / from one remote rank (rooted collectives)
+};
+
+class InterArgs final : public coll::ExchangeArgs {
+ public:
+  InterArgs(const coll::ExchangeArgs& inner, const rt::Comm& c, InterPlan plan)
+      : inner_(inner), base_(c.remoteBase), n_(static_cast<uint32_t>(c.remote.size())), plan_(plan) {
+    op = inner.op;
+    allPairs = false;
+  }
+  coll::Block send(uint32_t u) const override { return sends(u) ? inner_.send(u - base_) : none(); }
+  coll::Block recv(uint32_t u) const override { return receives(u) ? inner_.recv(u - base_) : none(); }
+  bool sends(uint32_t u) const override {
+    return remote(u) && (plan_.sendAll || u - base_ == static_cast<uint32_t>(plan_.sendTo));
+  }
+  bool receives(uint32_t u) const override {
+    return remote(u) && (plan_.recvAll || u - base_ == static_cast<uint32_t>(plan_.recvFrom));
+  }
+
+ private:
+  bool remote(uint32_t u) const { return u >= base_ && u - base_ < n_; }
+  static coll::Block none() { return {nullptr, 0, byteType()}; }
+  const coll::ExchangeArgs& inner_;
+  uint32_t base_, n_;
+  InterPlan plan_;
+};
+
+inline nbc::Groups groupsOf(const rt::Comm& c) {
+  return {c.localBase, c.team.size(), c.remoteBase, static_cast<uint32_t>(c.remote.size())};
+}
+
+// Hands out an intercommunicator schedule's request (nonblocking mode) or
+// waits for it and reports its failure.
+inline int finishInter(rt::Comm* c, const char* fn, p2p::Request* op) {
+  if (gNonblocking) {
+    handOut(c, fn, op);
+    return MPI_SUCCESS;
+  }
+  if (int rc = p2p::wait(op)) return raisef(c->handle, fn, rc, "the job is ending");
+  const int err = op->status.error;
+  p2p::release(op);
+  if (err == MPI_ERR_TRUNCATE)
+    return raisef(c->handle, fn, err,
+                  "a block from the remote group is longer than the receive block for it (the two groups' counts or "
+                  "type signatures disagree); only what fits was received");
+  if (err) return raisef(c->handle, fn, err, "a point-to-point transfer of the operation failed");
+  return MPI_SUCCESS;
+}
+
+inline int runInter(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a, InterPlan plan) {
+  InterArgs ia(a, *c, plan);
+  return finishInter(c, fn, nbc::exchange(c->peers, ia, false));
+}
+
 }  // namespace shmcoll::api
 
 #define COMM_OR_FAIL(c, h, fn)                                                                                   \
@@ -168,4 +245,4 @@ inline int runExchange(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a,
                   "called outside MPI_Init ... MPI_Finalize");                                                   \
   ::shmcoll::rt::Comm* c = ::shmcoll::rt::comm(h);                                                               \
   SHMCOLL_REQUIRE(c, h, fn, MPI_ERR_COMM, "comm = %#x is not a valid communicator%s", static_cast<unsigned>(h), \
-                  (h) == MPI_COMM_NULL ? " (MPI_COMM_NULL)" : "")
+                  ::shmcoll::rt::commNote(h))

@@ -5,7 +5,9 @@
 // MPI_IN_PLACE follows the standard: as sendbuf on every rank of allreduce,
 // reduce_scatter(_block), scan and exscan (the input is then taken from
 // recvbuf), and at the root only for reduce.  The operation must be defined
-// on the datatype (op::check: MPI_ERR_OP otherwise).
+// on the datatype (op::check: MPI_ERR_OP otherwise).  On an intercommunicator
+// (not scan and exscan, which the standard does not define there) each group
+// gets the other group's inputs reduced.
 #include <vector>
 
 #include "api/coll_common.h"
@@ -47,11 +49,42 @@ int done(rt::Comm* c, const char* fn, int rc) {
   return MPI_SUCCESS;
 }
 
+// Intercommunicator forms: each result is the other group's inputs reduced
+// (p2p/nbc_inter.cc); MPI_IN_PLACE is not allowed.  Reduce: the root passes
+// MPI_ROOT (its recvbuf is significant), the rest of its group MPI_PROC_NULL
+// (nothing is), the other group the root's rank (its sendbuf is).
+int interReduce(rt::Comm* c, const Checker& k, const void* sendbuf, void* recvbuf, int64_t count,
+                MPI_Datatype datatype, MPI_Op op, int root) {
+  CHECK_ARG(k.interRoot(root, rt::peerCount(*c)));
+  coll::Reduction r;
+  if (root != MPI_PROC_NULL) {
+    CHECK_ARG(checkReduction(k, count, datatype, op, &r));
+    const bool atRoot = root == MPI_ROOT;
+    const char* arg = atRoot ? "recvbuf" : "sendbuf";
+    const void* buf = atRoot ? recvbuf : sendbuf;
+    CHECK_ARG(k.interNotInPlace(arg, buf));
+    CHECK_ARG(k.buffer(arg, buf, r.count, r.type));
+    r.in = atRoot ? nullptr : sendbuf;
+    r.out = atRoot ? recvbuf : nullptr;
+  }
+  const int role = root == MPI_ROOT ? nbc::kInterRoot : root == MPI_PROC_NULL ? nbc::kInterNone : root;
+  return api::finishInter(c, k.fn, nbc::interReduce(c->peers, api::groupsOf(*c), r, role));
+}
+
+int interAllreduce(rt::Comm* c, const Checker& k, const void* sendbuf, void* recvbuf, int64_t count,
+                   MPI_Datatype datatype, MPI_Op op) {
+  CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
+  coll::Reduction r;
+  CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
+  return api::finishInter(c, k.fn, nbc::interAllreduce(c->peers, api::groupsOf(*c), r));
+}
+
 template <class C>
 int reduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Datatype datatype, MPI_Op op, int root,
            MPI_Comm comm) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
+  if (c->inter) return interReduce(c, k, sendbuf, recvbuf, count, datatype, op, root);
   const uint32_t n = c->team.size();
   CHECK_ARG(k.root(root, n));
   coll::Reduction r;
@@ -79,6 +112,7 @@ int allreduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_D
               MPI_Comm comm) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
+  if (c->inter) return interAllreduce(c, k, sendbuf, recvbuf, count, datatype, op);
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
   if (api::gNonblocking) {
@@ -111,12 +145,16 @@ int reduceScatter(const char* fn, const void* sendbuf, void* recvbuf, const C* c
   r.op = op;
   r.count = total;
   CHECK_ARG(k.recvNotInPlace(recvbuf));
+  if (c->inter) CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
   const bool inPlace = sendbuf == MPI_IN_PLACE;
   // In place, the whole input is in recvbuf.
   CHECK_ARG(k.buffer("recvbuf", recvbuf, inPlace ? total : cnt[c->team.rank], r.type));
   if (!inPlace) CHECK_ARG(k.buffer("sendbuf", sendbuf, total, r.type));
   r.in = inPlace ? nullptr : sendbuf;
   r.out = recvbuf;
+  // (An intercommunicator's counts are its local group's; the other group's
+  // inputs are reduced and cut by them.)
+  if (c->inter) return api::finishInter(c, fn, nbc::interReduceScatter(c->peers, api::groupsOf(*c), r, cnt.data()));
   return done(c, fn, coll::reduceScatter(c->team, r, cnt.data(), counts == nullptr));
 }
 
@@ -124,6 +162,8 @@ template <class C>
 int scan(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
          bool exclusive) {
   COMM_OR_FAIL(c, comm, fn);
+  SHMCOLL_REQUIRE(!c->inter, comm, fn, MPI_ERR_COMM,
+                  "comm is an intercommunicator; the standard defines %s on intracommunicators only", fn);
   Checker k{comm, fn};
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));

@@ -9,7 +9,9 @@
 // place by each rank when it is large and contiguous); MPI_Gather is an
 // alltoallv in which everybody sends only to the root; MPI_Scatter the
 // reverse.  Arguments that the standard calls significant only at the root
-// are only checked there.
+// are only checked there.  On an intercommunicator the root's group sends to
+// or receives from the other group, as point-to-point schedules (see
+// coll_common.h).
 #include <cstring>
 
 #include "api/coll_common.h"
@@ -66,10 +68,100 @@ class ScatterArgs : public coll::ExchangeArgs {
   bool receives(uint32_t p) const override { return me != root && p == root; }
 };
 
+// Intercommunicator forms.  The root passes MPI_ROOT, the rest of its group
+// MPI_PROC_NULL (nothing of theirs is significant), the other group the
+// root's rank; only the root's group's arguments that the standard calls
+// significant are checked.
+template <class C>
+int interBcast(rt::Comm* c, const Checker& k, const char* fn, void* buffer, C count, MPI_Datatype datatype,
+               int root) {
+  CHECK_ARG(k.interRoot(root, rt::peerCount(*c)));
+  BcastArgs a;
+  a.op = coll::Op::kBcast;
+  api::InterPlan plan;
+  if (root != MPI_PROC_NULL) {
+    Side s;
+    CHECK_ARG(k.interNotInPlace("buffer", buffer));
+    CHECK_ARG(k.uniform("buffer", buffer, "count", count, "datatype", datatype, 1, &s));
+    a.block = {s.buf, static_cast<uint64_t>(count), s.type};
+    if (root == MPI_ROOT) {
+      plan.sendAll = true;
+    } else {
+      plan.recvFrom = root;
+    }
+  }
+  return api::runInter(c, fn, a, plan);
+}
+
+template <class C, class D>
+int interGather(rt::Comm* c, const Checker& k, const char* fn, const void* sendbuf, C sendcount, MPI_Datatype sendtype,
+                void* recvbuf, C recvcount, const C* rcounts, const D* displs, MPI_Datatype recvtype, int root,
+                bool vector) {
+  const uint32_t n = rt::peerCount(*c);
+  CHECK_ARG(k.interRoot(root, n));
+  GatherArgs<C, D> a;
+  a.op = vector ? coll::Op::kGatherv : coll::Op::kGather;
+  api::InterPlan plan;
+  if (root == MPI_ROOT) {  // receives a block from every remote rank; a.me == a.root picks them
+    CHECK_ARG(k.interNotInPlace("recvbuf", recvbuf));
+    if (vector) {
+      CHECK_ARG(
+          k.vectorSide("recvbuf", recvbuf, "recvcounts", rcounts, "displs", displs, "recvtype", recvtype, n, &a.r));
+      a.rcounts = rcounts;
+      a.displs = displs;
+    } else {
+      CHECK_ARG(k.uniform("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, n, &a.r));
+      a.rc = static_cast<uint64_t>(recvcount);
+    }
+    plan.recvAll = true;
+  } else if (root != MPI_PROC_NULL) {
+    Side s;
+    CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
+    CHECK_ARG(k.uniform("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, 1, &s));
+    a.mine = {s.buf, static_cast<uint64_t>(sendcount), s.type};
+    a.me = 1;
+    plan.sendTo = root;
+  }
+  return api::runInter(c, fn, a, plan);
+}
+
+template <class C, class D>
+int interScatter(rt::Comm* c, const Checker& k, const char* fn, const void* sendbuf, C sendcount, const C* scounts,
+                 const D* displs, MPI_Datatype sendtype, void* recvbuf, C recvcount, MPI_Datatype recvtype, int root,
+                 bool vector) {
+  const uint32_t n = rt::peerCount(*c);
+  CHECK_ARG(k.interRoot(root, n));
+  ScatterArgs<C, D> a;
+  a.op = vector ? coll::Op::kScatterv : coll::Op::kScatter;
+  api::InterPlan plan;
+  if (root == MPI_ROOT) {  // sends a block to every remote rank; a.me == a.root picks them
+    CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
+    if (vector) {
+      CHECK_ARG(
+          k.vectorSide("sendbuf", sendbuf, "sendcounts", scounts, "displs", displs, "sendtype", sendtype, n, &a.s));
+      a.scounts = scounts;
+      a.displs = displs;
+    } else {
+      CHECK_ARG(k.uniform("sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, n, &a.s));
+      a.sc = static_cast<uint64_t>(sendcount);
+    }
+    plan.sendAll = true;
+  } else if (root != MPI_PROC_NULL) {
+    Side r;
+    CHECK_ARG(k.interNotInPlace("recvbuf", recvbuf));
+    CHECK_ARG(k.uniform("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, 1, &r));
+    a.mine = {r.buf, static_cast<uint64_t>(recvcount), r.type};
+    a.me = 1;
+    plan.recvFrom = root;
+  }
+  return api::runInter(c, fn, a, plan);
+}
+
 template <class C>
 int bcast(const char* fn, void* buffer, C count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
+  if (c->inter) return interBcast(c, k, fn, buffer, count, datatype, root);
   const uint32_t n = c->team.size();
   CHECK_ARG(k.root(root, n));
   Side s;
@@ -91,6 +183,9 @@ int gather(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype sendty
            const C* rcounts, const D* displs, MPI_Datatype recvtype, int root, MPI_Comm comm, bool vector) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
+  if (c->inter)
+    return interGather(c, k, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, rcounts, displs, recvtype, root,
+                       vector);
   const uint32_t n = c->team.size();
   CHECK_ARG(k.root(root, n));
   GatherArgs<C, D> a;
@@ -129,6 +224,9 @@ int scatter(const char* fn, const void* sendbuf, C sendcount, const C* scounts, 
             void* recvbuf, C recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, bool vector) {
   COMM_OR_FAIL(c, comm, fn);
   Checker k{comm, fn};
+  if (c->inter)
+    return interScatter(c, k, fn, sendbuf, sendcount, scounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                        vector);
   const uint32_t n = c->team.size();
   CHECK_ARG(k.root(root, n));
   ScatterArgs<C, D> a;

@@ -4,6 +4,7 @@
 
 #include "api/api.h"
 #include "api/attr.h"
+#include "api/request.h"
 #include "coll/coll.h"
 #include "runtime/comm.h"
 #include "runtime/context.h"
@@ -15,7 +16,7 @@ using namespace shmcoll;
 #define NEED_COMM(c, h, fn)                                                                                   \
   rt::Comm* c = rt::comm(h);                                                                                  \
   SHMCOLL_REQUIRE(c, h, fn, MPI_ERR_COMM, "comm = %#x is not a valid communicator%s", static_cast<unsigned>(h), \
-                  (h) == MPI_COMM_NULL ? " (MPI_COMM_NULL)" : "")
+                  ::shmcoll::rt::commNote(h))
 #define NEED_GROUP(g, h, fn, arg)                                                                           \
   rt::Group* g = rt::group(h);                                                                              \
   SHMCOLL_REQUIRE(g, api::kNoComm, fn, MPI_ERR_GROUP, "%s = %#x is not a valid group", arg, static_cast<unsigned>(h))
@@ -40,7 +41,31 @@ SHMCOLL_API(int, MPI_Comm_test_inter, (MPI_Comm comm, int* flag)) {
   NEED_INIT("MPI_Comm_test_inter");
   NEED_COMM(c, comm, "MPI_Comm_test_inter");
   SHMCOLL_REQUIRE(flag, comm, "MPI_Comm_test_inter", MPI_ERR_ARG, "flag is NULL");
-  *flag = 0;
+  *flag = c->inter ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+#define NEED_INTER(c, h, fn) \
+  SHMCOLL_REQUIRE(c->inter, h, fn, MPI_ERR_COMM, "comm is an intracommunicator; %s needs an intercommunicator", fn)
+#define NEED_INTRA(c, h, fn, arg)                                                                          \
+  SHMCOLL_REQUIRE(!c->inter, h, fn, MPI_ERR_COMM, "%s is an intercommunicator; %s is not supported on " \
+                  "intercommunicators", arg, fn)
+
+SHMCOLL_API(int, MPI_Comm_remote_size, (MPI_Comm comm, int* size)) {
+  NEED_INIT("MPI_Comm_remote_size");
+  NEED_COMM(c, comm, "MPI_Comm_remote_size");
+  NEED_INTER(c, comm, "MPI_Comm_remote_size");
+  SHMCOLL_REQUIRE(size, comm, "MPI_Comm_remote_size", MPI_ERR_ARG, "size is NULL");
+  *size = static_cast<int>(c->remote.size());
+  return MPI_SUCCESS;
+}
+
+SHMCOLL_API(int, MPI_Comm_remote_group, (MPI_Comm comm, MPI_Group* group)) {
+  NEED_INIT("MPI_Comm_remote_group");
+  NEED_COMM(c, comm, "MPI_Comm_remote_group");
+  NEED_INTER(c, comm, "MPI_Comm_remote_group");
+  SHMCOLL_REQUIRE(group, comm, "MPI_Comm_remote_group", MPI_ERR_ARG, "group is NULL");
+  *group = rt::newGroup(c->remote);
   return MPI_SUCCESS;
 }
 
@@ -77,6 +102,7 @@ SHMCOLL_API(int, MPI_Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* n
 SHMCOLL_API(int, MPI_Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)) {
   NEED_INIT("MPI_Comm_split_type");
   NEED_COMM(c, comm, "MPI_Comm_split_type");
+  NEED_INTRA(c, comm, "MPI_Comm_split_type", "comm");
   SHMCOLL_REQUIRE(newcomm, comm, "MPI_Comm_split_type", MPI_ERR_ARG, "newcomm is NULL");
   SHMCOLL_REQUIRE(split_type == MPI_UNDEFINED || split_type == MPI_COMM_TYPE_SHARED ||
                       split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_HW_UNGUIDED,
@@ -102,9 +128,11 @@ SHMCOLL_API(int, MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* new
   rt::Group* g = rt::group(group);
   SHMCOLL_REQUIRE(g, comm, "MPI_Comm_create", MPI_ERR_GROUP, "group = %#x is not a valid group",
                   static_cast<unsigned>(group));
+  // (On an intercommunicator, group is a subgroup of the local group.)
   for (uint32_t m : g->members)
     SHMCOLL_REQUIRE(std::find(c->team.members.begin(), c->team.members.end(), m) != c->team.members.end(), comm,
-                    "MPI_Comm_create", MPI_ERR_GROUP, "group holds a process that is not in comm");
+                    "MPI_Comm_create", MPI_ERR_GROUP, "group holds a process that is not in the %s of comm",
+                    c->inter ? "local group" : "group");
   rt::Comm* nc = nullptr;
   int rc = rt::createComm(*c, *g, &nc);
   return finishCreate(comm, "MPI_Comm_create", rc, nc, newcomm);
@@ -113,6 +141,7 @@ SHMCOLL_API(int, MPI_Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* new
 SHMCOLL_API(int, MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm)) {
   NEED_INIT("MPI_Comm_create_group");
   NEED_COMM(c, comm, "MPI_Comm_create_group");
+  NEED_INTRA(c, comm, "MPI_Comm_create_group", "comm");
   SHMCOLL_REQUIRE(newcomm, comm, "MPI_Comm_create_group", MPI_ERR_ARG, "newcomm is NULL");
   SHMCOLL_REQUIRE(tag >= 0, comm, "MPI_Comm_create_group", MPI_ERR_TAG, "tag = %d is negative", tag);
   rt::Group* g = rt::group(group);
@@ -132,6 +161,44 @@ SHMCOLL_API(int, MPI_Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag
   return finishCreate(comm, "MPI_Comm_create_group", rc, nc, newcomm);
 }
 
+SHMCOLL_API(int, MPI_Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                                        int remote_leader, int tag, MPI_Comm* newintercomm)) {
+  const char* fn = "MPI_Intercomm_create";
+  NEED_INIT(fn);
+  NEED_COMM(c, local_comm, fn);
+  NEED_INTRA(c, local_comm, fn, "local_comm");
+  SHMCOLL_REQUIRE(newintercomm, local_comm, fn, MPI_ERR_ARG, "newintercomm is NULL");
+  const uint32_t n = c->team.size();
+  SHMCOLL_REQUIRE(local_leader >= 0 && static_cast<uint32_t>(local_leader) < n, local_comm, fn, MPI_ERR_RANK,
+                  "local_leader = %d is not a rank of local_comm (size %u)", local_leader, n);
+  // peer_comm, remote_leader and tag matter at the local leader only, which
+  // checks them and tells the others (rt::createIntercomm).
+  const bool leader = c->team.rank == static_cast<uint32_t>(local_leader);
+  rt::Comm* nc = nullptr;
+  int rc = rt::createIntercomm(*c, static_cast<uint32_t>(local_leader), leader ? rt::comm(peer_comm) : nullptr,
+                               remote_leader, tag, &nc);
+  return finishCreate(local_comm, fn, rc, nc, newintercomm);
+}
+
+SHMCOLL_API(int, MPI_Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm)) {
+  const char* fn = "MPI_Intercomm_merge";
+  NEED_INIT(fn);
+  NEED_COMM(c, intercomm, fn);
+  SHMCOLL_REQUIRE(c->inter, intercomm, fn, MPI_ERR_COMM, "intercomm is an intracommunicator");
+  SHMCOLL_REQUIRE(newintracomm, intercomm, fn, MPI_ERR_ARG, "newintracomm is NULL");
+  rt::Comm* nc = nullptr;
+  int rc = rt::mergeIntercomm(*c, high != 0, &nc);
+  return finishCreate(intercomm, fn, rc, nc, newintracomm);
+}
+
+SHMCOLL_API(int, MPI_Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request)) {
+  NEED_INIT("MPI_Comm_idup");
+  NEED_COMM(c, comm, "MPI_Comm_idup");
+  SHMCOLL_REQUIRE(newcomm, comm, "MPI_Comm_idup", MPI_ERR_ARG, "newcomm is NULL");
+  SHMCOLL_REQUIRE(request, comm, "MPI_Comm_idup", MPI_ERR_ARG, "request is NULL");
+  return api::startIdup(comm, c->hints, "MPI_Comm_idup", newcomm, request);
+}
+
 SHMCOLL_API(int, MPI_Comm_free, (MPI_Comm * comm)) {
   NEED_INIT("MPI_Comm_free");
   SHMCOLL_REQUIRE(comm, api::kNoComm, "MPI_Comm_free", MPI_ERR_ARG, "comm is NULL");
@@ -148,20 +215,33 @@ SHMCOLL_API(int, MPI_Comm_free, (MPI_Comm * comm)) {
   return attrRc;
 }
 
+namespace {
+// MPI_IDENT (same members, same order), MPI_SIMILAR (same members) or MPI_UNEQUAL.
+int compareMembers(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  if (a == b) return MPI_IDENT;
+  auto x = a, y = b;
+  std::sort(x.begin(), x.end());
+  std::sort(y.begin(), y.end());
+  return x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+}
+}  // namespace
+
 SHMCOLL_API(int, MPI_Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result)) {
   NEED_INIT("MPI_Comm_compare");
   NEED_COMM(a, comm1, "MPI_Comm_compare");
   NEED_COMM(b, comm2, "MPI_Comm_compare");
   SHMCOLL_REQUIRE(result, comm1, "MPI_Comm_compare", MPI_ERR_ARG, "result is NULL");
+  // Intercommunicators compare both groups; one never matches an intracommunicator.
+  const int local = compareMembers(a->team.members, b->team.members);
+  const int remote = a->inter && b->inter ? compareMembers(a->remote, b->remote) : MPI_IDENT;
   if (comm1 == comm2) {
     *result = MPI_IDENT;
-  } else if (a->team.members == b->team.members) {
+  } else if (a->inter != b->inter) {
+    *result = MPI_UNEQUAL;
+  } else if (local == MPI_IDENT && remote == MPI_IDENT) {
     *result = MPI_CONGRUENT;
   } else {
-    auto x = a->team.members, y = b->team.members;
-    std::sort(x.begin(), x.end());
-    std::sort(y.begin(), y.end());
-    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+    *result = local != MPI_UNEQUAL && remote != MPI_UNEQUAL ? MPI_SIMILAR : MPI_UNEQUAL;
   }
   return MPI_SUCCESS;
 }

@@ -36,7 +36,7 @@ int gRequestedThreadLevel = MPI_THREAD_SINGLE;
 #define NEED_COMM(c, h, fn)                                                                                   \
   rt::Comm* c = rt::comm(h);                                                                                  \
   SHMCOLL_REQUIRE(c, h, fn, MPI_ERR_COMM, "comm = %#x is not a valid communicator%s", static_cast<unsigned>(h), \
-                  (h) == MPI_COMM_NULL ? " (MPI_COMM_NULL)" : "")
+                  ::shmcoll::rt::commNote(h))
 #define NOT_NULL(ptr, errComm, fn, arg) SHMCOLL_REQUIRE((ptr) != nullptr, errComm, fn, MPI_ERR_ARG, "%s is NULL", arg)
 // Resolves info argument `h` (named `arg`) or returns MPI_ERR_INFO.
 #define INFO_ARG(var, h, errComm, fn, arg)                                                                  \
@@ -240,6 +240,21 @@ SHMCOLL_API(int, MPI_Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm
   rt::Comm* nc = nullptr;
   if (int rc = rt::dupComm(*c, &nc)) return api::raise(comm, fn, rc);
   return api::completeDup(comm, nc, std::move(hints), fn, newcomm);
+}
+
+SHMCOLL_API(int, MPI_Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request)) {
+  const char* fn = "MPI_Comm_idup_with_info";
+  NEED_INIT(fn);
+  NEED_COMM(c, comm, fn);
+  NOT_NULL(newcomm, comm, fn, "newcomm");
+  NOT_NULL(request, comm, fn, "request");
+  (void)c;
+  rt::Info hints;
+  if (info != MPI_INFO_NULL) {
+    INFO_ARG(in, info, comm, fn, "info");
+    hints = *in;
+  }
+  return api::startIdup(comm, std::move(hints), fn, newcomm, request);
 }
 
 // ---- MPI_INFO_ENV (api/attr.h) ----------------------------------------------------------

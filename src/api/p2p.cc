@@ -25,6 +25,10 @@ enum class SendKind { kStandard, kSync, kReady, kBuffered };
 
 // ---- argument checks -------------------------------------------------------------
 
+// What a rank names: on an intercommunicator, a member of the remote group
+// (messages carry the sender's local rank, which is what the receiver names).
+const char* groupName(const rt::Comm* c) { return c->inter ? "remote group" : "communicator"; }
+
 struct Peer {
   bool procNull = false;
   p2p::Envelope env;  // sends
@@ -38,14 +42,14 @@ int checkSend(const char* fn, rt::Comm* c, MPI_Comm h, const void* buf, C count,
   Checker k{h, fn};
   CHECK_ARG(k.count("count", static_cast<int64_t>(count)));
   CHECK_ARG(k.type("datatype", type, &out->type));
-  const uint32_t n = c->team.size();
+  const uint32_t n = rt::peerCount(*c);
   SHMCOLL_REQUIRE(dest == MPI_PROC_NULL || (dest >= 0 && static_cast<uint32_t>(dest) < n), h, fn, MPI_ERR_RANK,
-                  "dest = %d is not a rank of the communicator (size %u) nor MPI_PROC_NULL", dest, n);
+                  "dest = %d is not a rank of the %s (size %u) nor MPI_PROC_NULL", dest, groupName(c), n);
   SHMCOLL_REQUIRE(tag >= 0, h, fn, MPI_ERR_TAG, "tag = %d is negative (send tags are 0 .. MPI_TAG_UB)", tag);
   CHECK_ARG(k.buffer("buf", buf, static_cast<uint64_t>(count), out->type));
   out->procNull = dest == MPI_PROC_NULL;
   if (!out->procNull) {
-    out->env.destWorld = c->team.members[static_cast<uint32_t>(dest)];
+    out->env.destWorld = rt::peerWorld(*c, static_cast<uint32_t>(dest));
     out->env.ctx = c->team.ctxId;
     out->env.srcRank = static_cast<int32_t>(c->team.rank);
     out->env.tag = tag;
@@ -59,11 +63,11 @@ int checkRecv(const char* fn, rt::Comm* c, MPI_Comm h, const void* buf, C count,
   Checker k{h, fn};
   CHECK_ARG(k.count("count", static_cast<int64_t>(count)));
   CHECK_ARG(k.type("datatype", type, &out->type));
-  const uint32_t n = c->team.size();
+  const uint32_t n = rt::peerCount(*c);
   SHMCOLL_REQUIRE(
       source == MPI_PROC_NULL || source == MPI_ANY_SOURCE || (source >= 0 && static_cast<uint32_t>(source) < n), h, fn,
-      MPI_ERR_RANK, "source = %d is not a rank of the communicator (size %u), MPI_ANY_SOURCE nor MPI_PROC_NULL", source,
-      n);
+      MPI_ERR_RANK, "source = %d is not a rank of the %s (size %u), MPI_ANY_SOURCE nor MPI_PROC_NULL", source,
+      groupName(c), n);
   SHMCOLL_REQUIRE(tag >= 0 || tag == MPI_ANY_TAG, h, fn, MPI_ERR_TAG,
                   "tag = %d is neither MPI_ANY_TAG nor in 0 .. MPI_TAG_UB", tag);
   CHECK_ARG(k.buffer("buf", buf, static_cast<uint64_t>(count), out->type));
@@ -317,11 +321,11 @@ p2p::Message* takeMessage(MPI_Message h) {
 }
 
 int checkProbe(const char* fn, rt::Comm* c, MPI_Comm h, int source, int tag) {
-  const uint32_t n = c->team.size();
+  const uint32_t n = rt::peerCount(*c);
   SHMCOLL_REQUIRE(
       source == MPI_PROC_NULL || source == MPI_ANY_SOURCE || (source >= 0 && static_cast<uint32_t>(source) < n), h, fn,
-      MPI_ERR_RANK, "source = %d is not a rank of the communicator (size %u), MPI_ANY_SOURCE nor MPI_PROC_NULL", source,
-      n);
+      MPI_ERR_RANK, "source = %d is not a rank of the %s (size %u), MPI_ANY_SOURCE nor MPI_PROC_NULL", source,
+      groupName(c), n);
   SHMCOLL_REQUIRE(tag >= 0 || tag == MPI_ANY_TAG, h, fn, MPI_ERR_TAG,
                   "tag = %d is neither MPI_ANY_TAG nor in 0 .. MPI_TAG_UB", tag);
   return MPI_SUCCESS;

@@ -27,6 +27,7 @@ std::vector<uint32_t> gFree;
 // The error code for a completed operation's status (0 when it succeeded).
 int errorCodeOf(const RequestEntry& e, const p2p::Status& s) {
   if (!s.error) return MPI_SUCCESS;
+  if (s.why) return makeErrorCode(s.error, e.what, "%s", s.why);
   if (s.error == MPI_ERR_TRUNCATE)
     return makeErrorCode(MPI_ERR_TRUNCATE, e.what,
                          "message of %" PRIu64

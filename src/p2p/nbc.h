@@ -37,4 +37,23 @@ p2p::Request* barrier(coll::Team& team);
 // lands on every rank (MPI_Iallreduce), else on `root` only.
 p2p::Request* reduce(coll::Team& team, const coll::Reduction& r, int root);
 
+// Intercommunicators (nbc_inter.cc).  `peers` is the schedule team holding
+// both groups (rt::Comm::peers); each group is a run of it.  The exchanges
+// above work on it unchanged (an intercommunicator's pairs are the ones
+// across the groups); the reductions need these.
+struct Groups {
+  uint32_t localBase, localSize, remoteBase, remoteSize;
+};
+constexpr int kInterRoot = -1;  // this rank is the root (MPI_ROOT)
+constexpr int kInterNone = -2;  // this rank takes no part (MPI_PROC_NULL)
+// The root's result is the other group's inputs reduced; `root` is
+// kInterRoot, kInterNone or the root's rank in the remote group.
+p2p::Request* interReduce(coll::Team& peers, const Groups& g, const coll::Reduction& r, int root);
+// Every member's out is the other group's inputs reduced.
+p2p::Request* interAllreduce(coll::Team& peers, const Groups& g, const coll::Reduction& r);
+// The other group's inputs (r.count elements each) reduced, then cut in
+// blocks of counts[i] elements (one per local rank; they add up to r.count).
+p2p::Request* interReduceScatter(coll::Team& peers, const Groups& g, const coll::Reduction& r,
+                                 const uint64_t* counts);
+
 }  // namespace shmcoll::nbc

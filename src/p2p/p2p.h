@@ -49,6 +49,7 @@ struct Status {
   bool cancelled = false;
   uint64_t bytes = 0;      // bytes received (MPI_Get_count)
   uint64_t sent = 0;       // bytes the sender sent (more than `bytes` when truncated)
+  const char* why = nullptr;  // static text saying why `error`, when the operation knows
 };
 
 class Request {

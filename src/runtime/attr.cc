@@ -102,7 +102,7 @@ size_t liveKeyvals() { return gKeyvals.size(); }
 
 AttrList* attrList(AttrKind kind, int obj, bool create) {
   if (kind == AttrKind::kComm) {
-    Comm* c = comm(obj);
+    Comm* c = anyComm(obj);  // (an idup copies attributes before it completes)
     return c ? &c->attrs : nullptr;
   }
   if (create) return &gTypeAttrs[obj];

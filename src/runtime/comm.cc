@@ -7,6 +7,7 @@
 #include "channel/wait.h"
 #include "coll/coll.h"
 #include "common/status.h"
+#include "p2p/nbc.h"
 #include "runtime/context.h"
 
 namespace shmcoll::rt {
@@ -51,19 +52,19 @@ struct Proposal {
   int32_t key;
 };
 
-// Agrees on a context id and a starting sequence number for new teams made
-// from `parent`, and returns everybody's proposal.
+// Gathers everybody's proposal over `parent` and agrees on a context id free
+// on all of them (below kAsyncCtxFirst) and a starting sequence number above
+// every sequence number any of them used.
 int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint64_t* base) {
   Context& c = ctx();
   Proposal mine{};
-  for (uint32_t i = 0; i < segment::kMaxContexts; ++i)
-    if (!c.ctxUsed[i]) mine.freeCtx[i / 64] |= 1ull << (i % 64);
-  // The gather below advances the parent's sequence; count it in.
-  mine.highSeq = std::max(c.eng.highSeq, parent.team.seq + 1);
+  freeContexts(false, mine.freeCtx);
+  // The gather below advances an intracommunicator's sequence; count it in.
+  mine.highSeq = parent.inter ? c.eng.highSeq : std::max(c.eng.highSeq, parent.team.seq + 1);
   mine.color = color;
   mine.key = key;
-  all->resize(parent.team.size());
-  SHMCOLL_CHECK(coll::allgatherBytes(parent.team, &mine, sizeof mine, all->data()));
+  all->resize(scheduleTeam(parent).size());
+  SHMCOLL_CHECK(gatherAll(parent, &mine, sizeof mine, all->data()));
   uint64_t freeAll[segment::kMaxContexts / 64];
   std::fill(std::begin(freeAll), std::end(freeAll), ~0ull);
   *base = 0;
@@ -71,32 +72,152 @@ int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t
     for (size_t w = 0; w < std::size(freeAll); ++w) freeAll[w] &= p.freeCtx[w];
     *base = std::max(*base, p.highSeq);
   }
-  for (uint32_t i = 0; i < segment::kMaxContexts; ++i)
-    if (freeAll[i / 64] & (1ull << (i % 64))) {
-      *ctxId = i;
-      return kOk;
-    }
-  return fail(MPI_ERR_OTHER, "no free communicator context (at most %u communicators may exist at once)",
-              segment::kMaxContexts);
+  return lowestFree(freeAll, ctxId);
 }
 
-Comm* install(std::vector<uint32_t> members, uint32_t ctxId, uint64_t base, const Comm& parent) {
-  Context& c = ctx();
+Comm* newComm(const Comm& parent) {
   auto nc = std::make_unique<Comm>();
-  nc->team.members = std::move(members);
-  nc->team.rank = static_cast<uint32_t>(
-      std::find(nc->team.members.begin(), nc->team.members.end(), c.eng.rank) - nc->team.members.begin());
-  nc->team.ctxId = ctxId;
-  nc->team.seq = base;
   nc->errhandler = parent.errhandler;  // inherited, as the standard says
   if (Errhandler* e = userErrhandler(nc->errhandler)) ++e->refs;
-  c.ctxUsed.set(ctxId);
   Comm* raw = nc.get();
   raw->handle = static_cast<MPI_Comm>(kUserComm | insert(gComms, std::move(nc)));
   return raw;
 }
 
+uint32_t indexOf(const std::vector<uint32_t>& v, uint32_t x) {
+  return static_cast<uint32_t>(std::find(v.begin(), v.end(), x) - v.begin());
+}
+
+void setIntra(Comm& nc, std::vector<uint32_t> members) {
+  nc.team.members = std::move(members);
+  nc.team.rank = indexOf(nc.team.members, ctx().eng.rank);
+}
+
+// The shared order of both groups: the group holding the lower world rank first.
+void setInter(Comm& nc, std::vector<uint32_t> local, std::vector<uint32_t> remote) {
+  nc.inter = true;
+  setIntra(nc, std::move(local));
+  nc.remote = std::move(remote);
+  const std::vector<uint32_t>& l = nc.team.members;
+  const bool localFirst = *std::min_element(l.begin(), l.end()) < *std::min_element(nc.remote.begin(), nc.remote.end());
+  nc.peers.members = localFirst ? l : nc.remote;
+  nc.peers.members.insert(nc.peers.members.end(), localFirst ? nc.remote.begin() : l.begin(),
+                          localFirst ? nc.remote.end() : l.end());
+  nc.localBase = localFirst ? 0 : nc.peers.size() - nc.team.size();
+  nc.remoteBase = localFirst ? nc.team.size() : 0;
+  nc.peers.rank = nc.localBase + nc.team.rank;
+}
+
+Comm* install(std::vector<uint32_t> members, uint32_t ctxId, uint64_t base, const Comm& parent) {
+  Comm* nc = newComm(parent);
+  setIntra(*nc, std::move(members));
+  activate(*nc, ctxId, base);
+  return nc;
+}
+
+Comm* installInter(std::vector<uint32_t> local, std::vector<uint32_t> remote, uint32_t ctxId, const Comm& parent) {
+  Comm* nc = newComm(parent);
+  setInter(*nc, std::move(local), std::move(remote));
+  activate(*nc, ctxId, 0);
+  return nc;
+}
+
+// Raw bytes, one block for every pair (gatherAll on an intercommunicator).
+class RawAllgather final : public coll::ExchangeArgs {
+ public:
+  RawAllgather(const void* mine, uint64_t bytes, void* out)
+      : mine_(static_cast<const char*>(mine)), out_(static_cast<char*>(out)), bytes_(bytes) {}
+  coll::Block send(uint32_t) const override { return {mine_, bytes_, byteType()}; }
+  coll::Block recv(uint32_t p) const override { return {out_ + p * bytes_, bytes_, byteType()}; }
+  static const dt::Type* byteType() {
+    static const dt::Type* t = dt::fromHandle(MPI_BYTE);
+    return t;
+  }
+
+ private:
+  const char* mine_;
+  char* out_;
+  uint64_t bytes_;
+};
+
+// The root's bytes to every member of an intracommunicator.
+class RawBcast final : public coll::ExchangeArgs {
+ public:
+  RawBcast(void* buf, uint64_t bytes, uint32_t root, uint32_t me) : root_(root), me_(me) {
+    block_ = {static_cast<const char*>(buf), bytes, RawAllgather::byteType()};
+    op = coll::Op::kBcast;
+    allPairs = false;
+    broadcast = true;  // on every rank: the receivers read the root's one shared lane
+  }
+  coll::Block send(uint32_t) const override { return block_; }
+  coll::Block recv(uint32_t) const override { return block_; }
+  bool sends(uint32_t) const override { return me_ == root_; }
+  bool receives(uint32_t p) const override { return me_ != root_ && p == root_; }
+
+ private:
+  coll::Block block_;
+  uint32_t root_, me_;
+};
+
+// Runs a schedule to completion (the blocking collectives of intercommunicators).
+int runSchedule(p2p::Request* r) {
+  SHMCOLL_CHECK(p2p::wait(r));
+  const int err = r->status.error;
+  p2p::release(r);
+  if (err) return fail(err, "a member's contribution did not have the expected size");
+  return kOk;
+}
+
 }  // namespace
+
+void freeContexts(bool async, uint64_t out[segment::kMaxContexts / 64]) {
+  const Context& c = ctx();
+  std::fill(out, out + segment::kMaxContexts / 64, 0ull);
+  for (uint32_t i = async ? kAsyncCtxFirst : 0; i < (async ? segment::kMaxContexts : kAsyncCtxFirst); ++i)
+    if (!c.ctxUsed[i]) out[i / 64] |= 1ull << (i % 64);
+}
+
+int lowestFree(const uint64_t* freeAll, uint32_t* ctxId) {
+  for (uint32_t i = 0; i < segment::kMaxContexts; ++i)
+    if (freeAll[i / 64] & (1ull << (i % 64))) {
+      *ctxId = i;
+      return kOk;
+    }
+  return fail(MPI_ERR_OTHER,
+              "no communicator context is free on every member (at most %u communicators made by blocking calls "
+              "may exist at once)",
+              kAsyncCtxFirst);
+}
+
+int gatherAll(Comm& c, const void* mine, uint64_t bytes, void* out) {
+  if (!c.inter) return coll::allgatherBytes(c.team, mine, bytes, out);
+  RawAllgather a(mine, bytes, out);
+  return runSchedule(nbc::exchange(c.peers, a, false));
+}
+
+Comm* pendingDup(const Comm& parent) {
+  Comm* nc = newComm(parent);
+  if (parent.inter) {
+    setInter(*nc, parent.team.members, parent.remote);
+  } else {
+    setIntra(*nc, parent.team.members);
+  }
+  nc->pending = true;
+  return nc;
+}
+
+void activate(Comm& c, uint32_t ctxId, uint64_t base) {
+  c.team.ctxId = ctxId;
+  c.team.seq = base;
+  c.peers.ctxId = ctxId;
+  c.pending = false;
+  ctx().ctxUsed.set(ctxId);
+}
+
+void discardComm(Comm* c) {
+  releaseErrhandler(c->errhandler);
+  gComms[static_cast<uint32_t>(c->handle) & 0x00ffffffu].reset();
+}
 
 int initComms() {
   Context& c = ctx();
@@ -118,10 +239,21 @@ int initComms() {
 
 coll::Team& worldTeam() { return gWorld.team; }
 
-Comm* comm(MPI_Comm h) {
+Comm* anyComm(MPI_Comm h) {
   if (h == MPI_COMM_WORLD) return &gWorld;
   if (h == MPI_COMM_SELF) return &gSelf;
   return lookup(gComms, kUserComm, h);
+}
+
+Comm* comm(MPI_Comm h) {
+  Comm* c = anyComm(h);
+  return c && !c->pending ? c : nullptr;
+}
+
+const char* commNote(MPI_Comm h) {
+  if (h == MPI_COMM_NULL) return " (MPI_COMM_NULL)";
+  if (Comm* c = anyComm(h); c && c->pending) return " (its MPI_Comm_idup has not completed)";
+  return "";
 }
 
 Group* group(MPI_Group h) {
@@ -140,35 +272,61 @@ int dupComm(Comm& parent, Comm** out) {
   uint32_t ctxId;
   uint64_t base;
   SHMCOLL_CHECK(agree(parent, 0, 0, &all, &ctxId, &base));
-  *out = install(parent.team.members, ctxId, base, parent);
+  *out = parent.inter ? installInter(parent.team.members, parent.remote, ctxId, parent)
+                      : install(parent.team.members, ctxId, base, parent);
   return kOk;
 }
+
+namespace {
+// The members of `group` (`n` ranks from `first` in the gathered proposals)
+// that pass `color`, ordered by (key, rank): MPI_Comm_split's order.
+std::vector<uint32_t> pick(const std::vector<Proposal>& all, uint32_t first, uint32_t n,
+                           const std::vector<uint32_t>& group, int color) {
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < n; ++i)
+    if (all[first + i].color == color) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return all[first + a].key < all[first + b].key; });
+  std::vector<uint32_t> members;
+  for (uint32_t i : order) members.push_back(group[i]);
+  return members;
+}
+
+// A split or create result: an intracommunicator, or for an intercommunicator
+// parent the local and remote parts with `color`, when the remote part is
+// not empty (the standard's MPI_COMM_NULL otherwise).
+Comm* installPart(Comm& parent, const std::vector<Proposal>& all, int color, uint32_t ctxId, uint64_t base) {
+  if (!parent.inter) return install(pick(all, 0, parent.team.size(), parent.team.members, color), ctxId, base, parent);
+  std::vector<uint32_t> local = pick(all, parent.localBase, parent.team.size(), parent.team.members, color);
+  std::vector<uint32_t> remote =
+      pick(all, parent.remoteBase, static_cast<uint32_t>(parent.remote.size()), parent.remote, color);
+  if (remote.empty()) return nullptr;
+  return installInter(std::move(local), std::move(remote), ctxId, parent);
+}
+}  // namespace
 
 int splitComm(Comm& parent, int color, int key, Comm** out) {
   std::vector<Proposal> all;
   uint32_t ctxId;
   uint64_t base;
   SHMCOLL_CHECK(agree(parent, color, key, &all, &ctxId, &base));
-  *out = nullptr;
-  if (color == MPI_UNDEFINED) return kOk;
-  std::vector<uint32_t> order;  // parent ranks with my color, by (key, parent rank)
-  for (uint32_t i = 0; i < all.size(); ++i)
-    if (all[i].color == color) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return all[a].key < all[b].key; });
-  std::vector<uint32_t> members;
-  for (uint32_t i : order) members.push_back(parent.team.members[i]);
-  *out = install(std::move(members), ctxId, base, parent);
+  *out = color == MPI_UNDEFINED ? nullptr : installPart(parent, all, color, ctxId, base);
   return kOk;
 }
 
+// For an intercommunicator parent, `g` is a subgroup of the local group; the
+// members' positions in it (each passes its own, -1 when not in it) order
+// both parts.
 int createComm(Comm& parent, const Group& g, Comm** out) {
+  const uint32_t me = indexOf(g.members, ctx().eng.rank);
+  const bool in = me < g.members.size();
   std::vector<Proposal> all;
   uint32_t ctxId;
   uint64_t base;
-  SHMCOLL_CHECK(agree(parent, 0, 0, &all, &ctxId, &base));
+  SHMCOLL_CHECK(agree(parent, in ? 1 : 0, in ? static_cast<int>(me) : -1, &all, &ctxId, &base));
   *out = nullptr;
-  if (std::find(g.members.begin(), g.members.end(), ctx().eng.rank) == g.members.end()) return kOk;
-  *out = install(g.members, ctxId, base, parent);
+  if (!in) return kOk;
+  *out = parent.inter ? installPart(parent, all, 1, ctxId, base) : install(g.members, ctxId, base, parent);
   return kOk;
 }
 
@@ -186,9 +344,8 @@ int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
   *out = nullptr;
   static std::vector<uint64_t> bootCount;
   bootCount.resize(e.size, 0);
-  uint64_t freeMine[segment::kMaxContexts / 64] = {};
-  for (uint32_t i = 0; i < segment::kMaxContexts; ++i)
-    if (!c.ctxUsed[i]) freeMine[i / 64] |= 1ull << (i % 64);
+  uint64_t freeMine[segment::kMaxContexts / 64];
+  freeContexts(false, freeMine);
   const uint32_t leader = g.members[0];
   uint32_t ctxId = UINT32_MAX;
   uint64_t base = e.highSeq;
@@ -238,19 +395,140 @@ int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
   if (ctxId == UINT32_MAX - 1)
     return fail(MPI_ERR_TAG, "the members of the group passed different tags (this rank passed %d)", tag);
   if (ctxId == UINT32_MAX)
-    return fail(MPI_ERR_OTHER, "no free communicator context (at most %u communicators may exist at once)",
-                segment::kMaxContexts);
+    return fail(MPI_ERR_OTHER,
+                "no communicator context is free on every member (at most %u communicators made by blocking calls "
+                "may exist at once)",
+                kAsyncCtxFirst);
   *out = install(g.members, ctxId, base, parent);
   return kOk;
 }
 
 int freeComm(Comm* c) {
-  int rc = coll::barrier(c->team);
+  int rc = c->inter ? runSchedule(nbc::barrier(c->peers)) : coll::barrier(c->team);
   ctx().ctxUsed.reset(c->team.ctxId);
   releaseErrhandler(c->errhandler);
   uint32_t i = static_cast<uint32_t>(c->handle) & 0x00ffffffu;
   gComms[i].reset();
   return rc;
+}
+
+namespace {
+
+// What one leader tells the other in MPI_Intercomm_create: the context ids
+// free on every member of its group, then its group (world ranks).
+struct Hello {
+  uint64_t freeCtx[segment::kMaxContexts / 64];
+  uint32_t size;
+  uint32_t pad;
+};
+
+// What a leader tells its group afterwards.
+struct Verdict {
+  int32_t err;  // an error class the leader found, or 0
+  uint32_t ctxId;
+  uint32_t nremote;
+  uint32_t pad;
+};
+
+// The local leader's part: checks remote_leader, swaps a Hello with the
+// remote leader over `peer`, and picks the context id free on both groups
+// (both leaders compute the same pick from the same two sets).
+int leaderExchange(const Comm& local, const uint64_t* localFree, Comm* peer, int remoteLeader, int tag,
+                   uint32_t* ctxId, std::vector<uint32_t>* remote) {
+  if (!peer) return fail(MPI_ERR_COMM, "peer_comm is not a valid communicator at the local leader");
+  if (tag < 0) return fail(MPI_ERR_TAG, "tag = %d is negative", tag);
+  const uint32_t n = peerCount(*peer);
+  if (remoteLeader < 0 || static_cast<uint32_t>(remoteLeader) >= n)
+    return fail(MPI_ERR_RANK, "remote_leader = %d is not a rank of peer_comm (size %u)", remoteLeader, n);
+  const uint32_t dest = peerWorld(*peer, static_cast<uint32_t>(remoteLeader));
+  if (indexOf(local.team.members, dest) < local.team.size())
+    return fail(MPI_ERR_RANK, "remote_leader = %d of peer_comm is a member of local_comm (the groups must be disjoint)",
+                remoteLeader);
+  const dt::Type* bytes = RawAllgather::byteType();
+  std::vector<char> out(sizeof(Hello) + 4 * local.team.size());
+  Hello h{};
+  std::copy(localFree, localFree + segment::kMaxContexts / 64, h.freeCtx);
+  h.size = local.team.size();
+  memcpy(out.data(), &h, sizeof h);
+  memcpy(out.data() + sizeof h, local.team.members.data(), 4 * local.team.size());
+  std::vector<char> in(sizeof(Hello) + 4 * ctx().eng.size);
+  p2p::Envelope env{dest, peer->team.ctxId, static_cast<int32_t>(peer->team.rank), tag};
+  p2p::Request* r = p2p::irecv(in.data(), in.size(), bytes, peer->team.ctxId, remoteLeader, tag);
+  p2p::Request* s = p2p::isend(out.data(), out.size(), bytes, env, p2p::Mode::kStandard);
+  int rc = p2p::wait(s);
+  p2p::release(s);
+  if (rc == 0) rc = p2p::wait(r);
+  const p2p::Status st = r->status;
+  p2p::release(r);
+  if (rc) return rc;
+  Hello theirs;
+  memcpy(&theirs, in.data(), sizeof theirs);
+  if (st.error || st.bytes < sizeof theirs || st.bytes != sizeof theirs + 4ull * theirs.size || theirs.size == 0)
+    return fail(MPI_ERR_OTHER,
+                "the message from the remote leader (tag %d on peer_comm) is not an MPI_Intercomm_create greeting "
+                "(a message of the program with the same tag?)",
+                tag);
+  remote->resize(theirs.size);
+  memcpy(remote->data(), in.data() + sizeof theirs, 4 * theirs.size);
+  for (uint32_t w : *remote)
+    if (indexOf(local.team.members, w) < local.team.size())
+      return fail(MPI_ERR_COMM, "the local and remote groups overlap (world rank %u is in both)", w);
+  uint64_t both[segment::kMaxContexts / 64];
+  for (size_t w = 0; w < std::size(both); ++w) both[w] = localFree[w] & theirs.freeCtx[w];
+  return lowestFree(both, ctxId);
+}
+
+}  // namespace
+
+int createIntercomm(Comm& local, uint32_t localLeader, Comm* peer, int remoteLeader, int tag, Comm** out) {
+  *out = nullptr;
+  const uint32_t n = local.team.size();
+  // 1. The context ids free on every member of the local group.
+  uint64_t mine[segment::kMaxContexts / 64];
+  freeContexts(false, mine);
+  std::vector<uint64_t> all(n * std::size(mine));
+  SHMCOLL_CHECK(coll::allgatherBytes(local.team, mine, sizeof mine, all.data()));
+  uint64_t localFree[segment::kMaxContexts / 64];
+  std::fill(std::begin(localFree), std::end(localFree), ~0ull);
+  for (uint32_t r = 0; r < n; ++r)
+    for (size_t w = 0; w < std::size(localFree); ++w) localFree[w] &= all[r * std::size(mine) + w];
+  // 2. The leaders swap groups and free ids; 3. each tells its group.
+  Verdict v{};
+  std::vector<uint32_t> remote;
+  const bool leader = local.team.rank == localLeader;
+  if (leader) {
+    v.err = leaderExchange(local, localFree, peer, remoteLeader, tag, &v.ctxId, &remote);
+    v.nremote = static_cast<uint32_t>(remote.size());
+  }
+  RawBcast hb(&v, sizeof v, localLeader, local.team.rank);
+  SHMCOLL_CHECK(coll::exchange(local.team, hb));
+  if (v.err) {
+    if (leader) return v.err;  // with the leader's own reason
+    return fail(v.err, "the local leader (rank %u of local_comm) failed to set up the intercommunicator", localLeader);
+  }
+  remote.resize(v.nremote);
+  RawBcast gb(remote.data(), 4ull * v.nremote, localLeader, local.team.rank);
+  SHMCOLL_CHECK(coll::exchange(local.team, gb));
+  *out = installInter(local.team.members, std::move(remote), v.ctxId, local);
+  return kOk;
+}
+
+int mergeIntercomm(Comm& ic, bool high, Comm** out) {
+  std::vector<Proposal> all;
+  uint32_t ctxId;
+  uint64_t base;
+  SHMCOLL_CHECK(agree(ic, high ? 1 : 0, 0, &all, &ctxId, &base));
+  // Each group's leader speaks for its group (the standard asks every member
+  // of a group to pass the same value).
+  const bool localHigh = all[ic.localBase].color != 0, remoteHigh = all[ic.remoteBase].color != 0;
+  std::vector<uint32_t> members = ic.peers.members;
+  if (localHigh != remoteHigh) {
+    members = localHigh ? ic.remote : ic.team.members;
+    const std::vector<uint32_t>& second = localHigh ? ic.team.members : ic.remote;
+    members.insert(members.end(), second.begin(), second.end());
+  }
+  *out = install(std::move(members), ctxId, base, ic);
+  return kOk;
 }
 
 MPI_Group newGroup(std::vector<uint32_t> members) {

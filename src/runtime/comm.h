@@ -1,4 +1,22 @@
 // Communicators, groups and error handlers: the handle tables behind the API.
+//
+// An intercommunicator is a Comm with `inter` set: `team` is its local group
+// (MPI_Comm_rank/size/group answer from it), `remote` the remote group, and
+// `peers` both groups in one order every member of either group shares (the
+// group holding the lower world rank first), so that the point-to-point
+// schedules of its collectives (p2p/nbc.h, p2p/nbc_inter.cc) can address
+// any member of either group.  Its context id is free on every member of both
+// groups; user messages travel on it with the sender's local rank, and its
+// collectives on the internal context of the same id with the sender's index
+// in `peers`, so the two never meet.  No engine lines are used on it.
+//
+// Context ids: blocking creations (dup, split, create, create_group,
+// intercomm create and merge) take the lowest id free on every member below
+// kAsyncCtxFirst; MPI_Comm_idup takes ids from kAsyncCtxFirst up with the
+// reservation protocol of runtime/idup.cc.  Keeping the two ranges apart is
+// what lets a blocking creation sample its free ids, wait for its peers
+// (running the progress engine, which may complete an idup) and install the
+// pick without anything else taking it meanwhile.
 #pragma once
 
 #include <mpi.h>
@@ -13,8 +31,13 @@
 namespace shmcoll::rt {
 
 struct Comm {
-  coll::Team team;
+  coll::Team team;  // intercommunicator: the local group
   MPI_Comm handle = MPI_COMM_NULL;
+  bool inter = false;
+  std::vector<uint32_t> remote;     // intercommunicator: the remote group (world ranks, in rank order)
+  coll::Team peers;                 // intercommunicator: both groups, the shared order (see above)
+  uint32_t localBase = 0, remoteBase = 0;  // where each group starts in peers.members
+  bool pending = false;             // made by MPI_Comm_idup, not yet complete: not usable
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   std::string name;
   AttrList attrs;  // cached attributes (runtime/attr.h)
@@ -31,18 +54,37 @@ struct Errhandler {
   int refs = 1;
 };
 
+// Ids below this are for blocking creations, the others for MPI_Comm_idup.
+constexpr uint32_t kAsyncCtxFirst = 192;
+static_assert(kAsyncCtxFirst % 64 == 0 && kAsyncCtxFirst < segment::kMaxContexts);
+
+// The team a communicator's nonblocking schedules run on: the communicator
+// itself, or both groups of an intercommunicator.
+inline coll::Team& scheduleTeam(Comm& c) { return c.inter ? c.peers : c.team; }
+// Peers a point-to-point rank names: the remote group of an intercommunicator.
+inline uint32_t peerCount(const Comm& c) { return c.inter ? static_cast<uint32_t>(c.remote.size()) : c.team.size(); }
+inline uint32_t peerWorld(const Comm& c, uint32_t rank) { return c.inter ? c.remote[rank] : c.team.members[rank]; }
+
 // Creates MPI_COMM_WORLD (context 0) and MPI_COMM_SELF (context 1).
 int initComms();
 coll::Team& worldTeam();
 
-// Handle look-ups: nullptr for null or invalid handles.
+// Handle look-ups: nullptr for null or invalid handles (and for a
+// communicator whose MPI_Comm_idup has not completed; anyComm finds those).
 Comm* comm(MPI_Comm h);
+Comm* anyComm(MPI_Comm h);
+// Why comm(h) found nothing, for error messages: " (MPI_COMM_NULL)", " (its
+// MPI_Comm_idup has not completed)" or "".
+const char* commNote(MPI_Comm h);
 Group* group(MPI_Group h);          // MPI_GROUP_EMPTY resolves to a static empty group
 Errhandler* userErrhandler(MPI_Errhandler h);
 bool validErrhandler(MPI_Errhandler h);
 
-// Collective over `parent`; a rank that gets no communicator (color
-// MPI_UNDEFINED, or not in the group) gets *out == nullptr.
+// Collective over `parent` (both groups of an intercommunicator, which then
+// gives intercommunicators: split and create apply to each group, and a rank
+// whose color or group finds nobody on the other side gets none); a rank
+// that gets no communicator (color MPI_UNDEFINED, or not in the group) gets
+// *out == nullptr.
 int dupComm(Comm& parent, Comm** out);
 int splitComm(Comm& parent, int color, int key, Comm** out);
 int createComm(Comm& parent, const Group& g, Comm** out);
@@ -50,6 +92,35 @@ int createComm(Comm& parent, const Group& g, Comm** out);
 int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out);
 // Collective: waits for every member, then releases the handle and context.
 int freeComm(Comm* c);
+
+// MPI_Intercomm_create, collective over `local`: the leaders (local rank
+// `localLeader`, and rank `remoteLeader` of `peer`, which only the local
+// leader passes) exchange their groups and free context ids over `peer`
+// with `tag`, then each tells its group.  An error found by a leader reaches
+// every member of its group.
+int createIntercomm(Comm& local, uint32_t localLeader, Comm* peer, int remoteLeader, int tag, Comm** out);
+// MPI_Intercomm_merge, collective over both groups: the group that passed
+// high = false comes first (the shared order when both passed the same).
+int mergeIntercomm(Comm& ic, bool high, Comm** out);
+
+// Gathers `bytes` from every member of c's schedule team into out, indexed as
+// that team (one blocking collective on c).
+int gatherAll(Comm& c, const void* mine, uint64_t bytes, void* out);
+
+// MPI_Comm_idup's new communicator before its context is agreed: the same
+// group(s) as `parent`, its error handler, a handle, but `pending` (the API
+// refuses it) and no context yet.
+Comm* pendingDup(const Comm& parent);
+// Gives a pending communicator its context id and starting sequence number.
+void activate(Comm& c, uint32_t ctxId, uint64_t base);
+// Releases a handle that never became usable (a failed idup).
+void discardComm(Comm* c);
+
+// Bit i of out[i / 64] set when context id i is free here: below
+// kAsyncCtxFirst (blocking creations) or from it up (`async`).
+void freeContexts(bool async, uint64_t out[segment::kMaxContexts / 64]);
+// The lowest id set in freeAll (as above), or MPI_ERR_OTHER with a reason.
+int lowestFree(const uint64_t* freeAll, uint32_t* ctxId);
 
 MPI_Group newGroup(std::vector<uint32_t> members);
 void releaseGroup(MPI_Group h);

@@ -1,0 +1,136 @@
+// The reducing collectives of intercommunicators as schedules of
+// point-to-point messages (nbc.h), blocking and nonblocking alike: each
+// group's result is the reduction of the OTHER group's inputs, in that
+// group's rank order (so a non-commutative operation gets
+// b0 o b1 o ... o b(m-1)).
+//
+//  - reduce (root in group A): every member of group B sends its input to the
+//    root, which folds them; group A's other members do nothing.  The root
+//    receives m inputs and keeps m + 1 temporary copies.
+//  - allreduce: each group's leader (local rank 0) receives its group's
+//    inputs and folds them, then sends the result to every member of the
+//    other group.  A leader receives n - 1 inputs and sends m results; the
+//    others send one message and receive one.
+//  - reduce_scatter(_block): each leader folds its group's inputs as above,
+//    the two leaders swap their folds, and each leader scatters the other
+//    group's fold over its own group by the (local) counts.
+//
+// All messages travel on the intercommunicator's internal context between
+// members named by their index in its schedule team (both groups), so they
+// never match user messages or another operation's.
+#include <vector>
+
+#include "coll/streamed.h"
+#include "op/op.h"
+#include "p2p/nbc.h"
+#include "p2p/schedule.h"
+
+namespace shmcoll::nbc {
+
+namespace {
+
+// A private buffer for `count` elements laid out as the user's (origin inside).
+char* tempLike(Schedule* s, uint64_t count, const dt::Type* t) {
+  int64_t origin = 0;
+  const uint64_t span = spanOf(count, t, &origin);
+  return s->temp(span) + origin;
+}
+
+// acc = in[0] (op) in[1] (op) ... (op) in[k-1], folded right to left.
+void fold(const std::vector<const char*>& in, char* acc, const coll::Reduction& r) {
+  coll::selfCopy({in.back(), r.count, r.type}, {acc, r.count, r.type});
+  for (size_t j = in.size() - 1; j-- > 0;) op::apply(r.op, in[j], acc, r.count, r.dtype);
+}
+
+// Round 1 of allreduce and reduce_scatter: the local leader gathers its
+// group's inputs and folds them into the returned buffer (only the leader's
+// is meaningful).
+char* gatherFold(Schedule* s, const Groups& g, const coll::Reduction& r) {
+  const uint32_t me = s->me(), leader = g.localBase;
+  Schedule::Round& gather = s->round();
+  if (me != leader) {
+    gather.xfers.push_back({true, leader, {static_cast<const char*>(r.in), r.count, r.type}});
+    return nullptr;
+  }
+  std::vector<const char*> in(g.localSize);
+  in[0] = static_cast<const char*>(r.in);
+  for (uint32_t p = 1; p < g.localSize; ++p) {
+    char* t = tempLike(s, r.count, r.type);
+    in[p] = t;
+    gather.xfers.push_back({false, leader + p, {t, r.count, r.type}});
+  }
+  char* acc = tempLike(s, r.count, r.type);
+  const coll::Reduction red = r;
+  gather.after = [in, acc, red]() { fold(in, acc, red); };
+  return acc;
+}
+
+}  // namespace
+
+p2p::Request* interReduce(coll::Team& peers, const Groups& g, const coll::Reduction& r, int root) {
+  auto* s = new Schedule(peers);  // (every member makes one: the schedules' numbers must agree)
+  if (root == kInterNone) return start(s);
+  s->hold(r.type);
+  if (root >= 0) {  // a member of the root's remote group
+    s->round().xfers.push_back(
+        {true, g.remoteBase + static_cast<uint32_t>(root), {static_cast<const char*>(r.in), r.count, r.type}});
+    return start(s);
+  }
+  std::vector<const char*> in(g.remoteSize);
+  Schedule::Round& gather = s->round();
+  for (uint32_t p = 0; p < g.remoteSize; ++p) {
+    char* t = tempLike(s, r.count, r.type);
+    in[p] = t;
+    gather.xfers.push_back({false, g.remoteBase + p, {t, r.count, r.type}});
+  }
+  char* acc = tempLike(s, r.count, r.type);
+  const coll::Reduction red = r;
+  gather.after = [in, acc, red]() {
+    fold(in, acc, red);
+    coll::selfCopy({acc, red.count, red.type}, {static_cast<const char*>(red.out), red.count, red.type});
+  };
+  return start(s);
+}
+
+p2p::Request* interAllreduce(coll::Team& peers, const Groups& g, const coll::Reduction& r) {
+  auto* s = new Schedule(peers);
+  s->hold(r.type);
+  char* acc = gatherFold(s, g, r);
+  Schedule::Round& bc = s->round();
+  if (acc)
+    for (uint32_t p = 0; p < g.remoteSize; ++p) bc.xfers.push_back({true, g.remoteBase + p, {acc, r.count, r.type}});
+  bc.xfers.push_back({false, g.remoteBase, {static_cast<const char*>(r.out), r.count, r.type}});
+  return start(s);
+}
+
+p2p::Request* interReduceScatter(coll::Team& peers, const Groups& g, const coll::Reduction& r,
+                                 const uint64_t* counts) {
+  auto* s = new Schedule(peers);
+  s->hold(r.type);
+  const uint32_t me = s->me(), leader = g.localBase;
+  char* acc = gatherFold(s, g, r);
+  Schedule::Round& swap = s->round();
+  char* theirs = nullptr;
+  if (acc) {
+    theirs = tempLike(s, r.count, r.type);
+    swap.xfers.push_back({true, g.remoteBase, {acc, r.count, r.type}});
+    swap.xfers.push_back({false, g.remoteBase, {theirs, r.count, r.type}});
+  }
+  Schedule::Round& scatter = s->round();
+  const char* out = static_cast<const char*>(r.out);
+  if (me != leader) {
+    scatter.xfers.push_back({false, leader, {out, counts[me - leader], r.type}});
+    return start(s);
+  }
+  const int64_t ext = r.type->extent();
+  uint64_t off = counts[0];
+  for (uint32_t p = 1; p < g.localSize; ++p) {
+    scatter.xfers.push_back({true, leader + p, {theirs + ext * static_cast<int64_t>(off), counts[p], r.type}});
+    off += counts[p];
+  }
+  const coll::Block own{theirs, counts[0], r.type}, dst{out, counts[0], r.type};
+  scatter.after = [own, dst]() { coll::selfCopy(own, dst); };
+  return start(s);
+}
+
+}  // namespace shmcoll::nbc

@@ -1,0 +1,124 @@
+// The schedule machinery of the nonblocking collectives (nbc.h), shared by
+// nbc.cc and nbc_inter.cc: a request that runs rounds of point-to-point
+// transfers, each followed by a local step.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "coll/coll.h"
+#include "p2p/p2p.h"
+
+namespace shmcoll::nbc {
+
+inline const dt::Type* byteType() {
+  static const dt::Type* t = dt::fromHandle(MPI_BYTE);
+  return t;
+}
+
+class Schedule final : public p2p::Request {
+ public:
+  struct Xfer {
+    bool send;
+    uint32_t peer;  // team rank
+    coll::Block b;
+  };
+  struct Round {
+    std::vector<Xfer> xfers;
+    std::function<void()> after;
+  };
+
+  explicit Schedule(coll::Team& t)
+      : Request(Kind::kOther),
+        members_(t.members),
+        me_(t.rank),
+        ctx_(p2p::kInternalCtx | t.ctxId),
+        tag_(static_cast<int32_t>(t.nbcSeq++ & 0x7fffffffu)) {}
+  ~Schedule() override {
+    for (const dt::Type* t : held_) dt::release(t);
+  }
+
+  Round& round() {
+    rounds_.emplace_back();
+    return rounds_.back();
+  }
+  void hold(const dt::Type* t) {
+    dt::retain(t);
+    held_.push_back(t);
+  }
+  // Private memory that lives as long as the schedule.
+  char* temp(uint64_t bytes) {
+    temps_.emplace_back(new char[bytes ? bytes : 1]);
+    return temps_.back().get();
+  }
+  uint32_t me() const { return me_; }
+  uint32_t size() const { return static_cast<uint32_t>(members_.size()); }
+  void setError(int cls) {
+    if (!status.error) status.error = cls;
+  }
+
+  bool step() override {
+    bool did = false;
+    while (cur_ < rounds_.size()) {
+      Round& r = rounds_[cur_];
+      if (!started_) {
+        started_ = true;
+        did = true;
+        for (const Xfer& x : r.xfers) {
+          if (x.send) {
+            p2p::Envelope env{members_[x.peer], ctx_, static_cast<int32_t>(me_), tag_};
+            live_.push_back(p2p::isend(x.b.buf, x.b.count, x.b.type, env, p2p::Mode::kStandard));
+          } else {
+            live_.push_back(
+                p2p::irecv(const_cast<char*>(x.b.buf), x.b.count, x.b.type, ctx_, static_cast<int>(x.peer), tag_));
+          }
+        }
+      }
+      for (p2p::Request* q : live_)
+        if (!q->done) return did;
+      for (p2p::Request* q : live_) {
+        if (q->status.error) setError(q->status.error);
+        p2p::release(q);
+      }
+      live_.clear();
+      started_ = false;
+      if (r.after) r.after();
+      ++cur_;
+      did = true;
+    }
+    if (!done) {
+      done = true;
+      did = true;
+    }
+    return did;
+  }
+
+ private:
+  std::vector<uint32_t> members_;
+  uint32_t me_;
+  uint32_t ctx_;
+  int32_t tag_;
+  std::vector<Round> rounds_;
+  size_t cur_ = 0;
+  bool started_ = false;
+  std::vector<p2p::Request*> live_;
+  std::vector<std::unique_ptr<char[]>> temps_;
+  std::vector<const dt::Type*> held_;
+};
+
+inline p2p::Request* start(Schedule* s) {
+  p2p::addActive(s);
+  p2p::progress();
+  return s;
+}
+
+// Bytes spanned by `count` elements of `t` (the memory a temporary copy needs)
+// and the offset of the buffer origin inside it.
+inline uint64_t spanOf(uint64_t count, const dt::Type* t, int64_t* originOff) {
+  *originOff = -t->trueLb;
+  if (count == 0) return 0;
+  return static_cast<uint64_t>((static_cast<int64_t>(count) - 1) * t->extent() + (t->trueUb - t->trueLb));
+}
+
+}  // namespace shmcoll::nbc
