@@ -789,6 +789,39 @@ TU_UNUSED static void tu_suite(int op, MPI_Comm comm, long large_mib, int quick)
   free(E), free(sv), free(rv);
 }
 
+/* ---- guarded buffers (nbc.c, intercomm_coll.c) ------------------------------- */
+
+/* len bytes at p, TU_GUARD sentinel bytes on each side; img is the image of
+ * the whole allocation the test expects after the operation. */
+typedef struct gb {
+  unsigned char *all, *img, *p, *ip;
+  size_t len;
+} gb;
+
+TU_UNUSED static void gb_new(gb *g, size_t len) {
+  g->len = len;
+  g->all = (unsigned char *)tu_malloc(len + 2 * TU_GUARD);
+  g->img = (unsigned char *)tu_malloc(len + 2 * TU_GUARD);
+  tu_fill_sentinel(g->all, len + 2 * TU_GUARD);
+  memcpy(g->img, g->all, len + 2 * TU_GUARD);
+  g->p = g->all + TU_GUARD, g->ip = g->img + TU_GUARD;
+}
+TU_UNUSED static void gb_free(gb *g) {
+  free(g->all), free(g->img);
+  g->all = g->img = g->p = g->ip = NULL;
+}
+/* Compares the buffer with its image; `what` names the case. */
+TU_UNUSED static void gb_check(const gb *g, const char *what, const char *which) {
+  size_t tot = g->len + 2 * TU_GUARD;
+  if (!memcmp(g->all, g->img, tot)) return;
+  size_t o = 0;
+  while (g->all[o] == g->img[o]) ++o;
+  long rel = (long)o - TU_GUARD;
+  const char *where = rel < 0 ? "guard before the buffer" : rel >= (long)g->len ? "guard after the buffer" : "data";
+  tu_fail("case '%s': %s: first differing byte at offset %ld (%s): expected 0x%02x got 0x%02x", what, which, rel,
+          where, g->img[o], g->all[o]);
+}
+
 /* main() of the per-collective programs: "coll_x [large=MiB] [quick]". */
 TU_UNUSED static int tu_suite_main(int op, const char *prog, int argc, char **argv) {
   tu_init(&argc, &argv, prog);
