@@ -525,12 +525,23 @@ SHMCOLL_API(int, MPI_Get_elements, (const MPI_Status* status, MPI_Datatype datat
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Get_elements_x, (const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count)) {
-  NOT_NULL(count, "MPI_Get_elements_x", "count");
+namespace {
+// MPI_Get_elements_x and its MPI-4 name MPI_Get_elements_c.
+int elementsCount(const char* fn, const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  NOT_NULL(count, fn, "count");
   MPI_Count e = 0;
-  if (int rc = elementsOf("MPI_Get_elements_x", status, datatype, &e)) return rc;
+  if (int rc = elementsOf(fn, status, datatype, &e)) return rc;
   *count = e < 0 ? MPI_UNDEFINED : e;
   return MPI_SUCCESS;
+}
+}  // namespace
+
+SHMCOLL_API(int, MPI_Get_elements_x, (const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count)) {
+  return elementsCount("MPI_Get_elements_x", status, datatype, count);
+}
+
+SHMCOLL_API(int, MPI_Get_elements_c, (const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count)) {
+  return elementsCount("MPI_Get_elements_c", status, datatype, count);
 }
 
 namespace {

@@ -250,6 +250,12 @@ TEST(DtApi, CountsAndElements) {
   MPI_Count e;
   MPI_Get_elements_x(&st, s, &e);
   EXPECT_EQ(e, 4);
+  e = -2;
+  MPI_Get_elements_c(&st, s, &e);
+  EXPECT_EQ(e, 4);
+  st.shmcoll_count_ = 14;
+  MPI_Get_elements_c(&st, MPI_INT, &e);
+  EXPECT_EQ(e, MPI_UNDEFINED);
   // MPI_2INT: two basic elements per pair.
   st.shmcoll_count_ = 12;
   MPI_Get_elements(&st, MPI_2INT, &n);
