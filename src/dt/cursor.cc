@@ -2,30 +2,39 @@
 //
 // One recursive walker, instantiated per operation.  It seeks by arithmetic
 // (a division per Vec level, a binary search per List), moves the partial
-// first and last pieces of a window through the generic path, and hands every
-// run of whole children to a bulk kernel:
-//   - contiguous type:                one copy for the whole window;
-//   - Vec over a Leaf of 1, 2, 4, 8, 12, 16, 24 or 32 bytes: an inline loop
-//     with a compile-time block size (a vector of doubles packs with one
-//     8-byte load and store per element, no calls);
-//   - Vec over any other Leaf:        one copy per block, copy::copy for
-//     blocks of at least kBigBlock bytes, memcpy below;
-//   - Vec over a List of leaves (structs): the element's block table,
-//     small fixed-size moves per field;
-//   - anything else:                  recursion per element.
+// first and last pieces of a window through the generic path (so a window may
+// start and end anywhere, inside a block or a field), and hands every run of
+// whole children to a bulk move.  The bulk moves are yaksa's three pack tiers,
+// the third split by shape:
+//   - contiguous type: one copy for the whole window (copy::copy);
+//   - Vec over a Leaf: n blocks of one length at one stride, one call to the
+//     block-move kernel for that length (dt/kernels.h: a vector of doubles is
+//     an 8-byte load and store per element, a 64-byte block one ZMM move);
+//     with software prefetch when the stride is large (prefetchDistance());
+//   - Vec over a Vec over a Leaf (a vector of short vectors, a block of a
+//     matrix): one call for all outer * inner blocks, so the per-element cost
+//     of the recursion (calls, a division) is not paid per short row;
+//   - Vec over a List of leaves (structs): a batch of elements at a time, one
+//     field at a time: each field of the batch is again n blocks of one length
+//     at the element stride, so it takes the same fixed-length kernels instead
+//     of a length switch per field and element;
+//   - anything else: recursion per element.
+// Which kernel a block length gets is decided by its class (kern::classOf);
+// the instruction set by the active copy kernel, once per call.
 #include <algorithm>
 #include <cstring>
 
 #include "copy/copy.h"
 #include "dt/datatype.h"
+#include "dt/kernels.h"
 #include "dt/node.h"
 
 namespace shmcoll::dt {
 
 namespace {
 
-// Blocks at least this large go through the SIMD copy kernels; below it the
-// call through copy::copy's dispatch costs more than it saves.
+// Runs at least this long go through the SIMD copy kernels; below it the call
+// through copy::copy's dispatch costs more than it saves.
 constexpr uint64_t kBigBlock = 256;
 
 inline void moveBytes(char* d, const char* s, uint64_t n) {
@@ -35,7 +44,35 @@ inline void moveBytes(char* d, const char* s, uint64_t n) {
     std::memcpy(d, s, n);
 }
 
-// Small moves with a size known in most cases (struct fields).
+// Struct elements moved per batch by the field-major kernel: small enough that
+// the batch's memory (64 elements of a few dozen bytes) stays in L1 while each
+// field makes its pass over it.
+constexpr uint64_t kFieldBatch = 64;
+
+// A 2-level block with at least this many inner blocks takes one kernel call
+// per row (with prefetch); shorter rows take the 2-level kernel.
+constexpr uint64_t kLongRow = 32;
+
+// Software prefetch (see kernels.h).  The hardware prefetchers follow a
+// stream within a 4 KiB page; a block stride of a cache line or more leaves
+// them little to learn from (a face of a 3-D array at 2 KiB: two elements per
+// page), and every block is a miss whose latency the core must hide.  So for
+// strides of at least kPfMinStride and calls long enough to reach the
+// distance, each block prefetches the block kPfBlocks (fewer for long
+// blocks: about kPfBytes ahead) further on.
+constexpr uint64_t kPfMinStride = 64;
+constexpr uint64_t kPfBlocks = 64;
+constexpr uint64_t kPfBytes = 16384;
+constexpr uint64_t kPfMinCall = 64;
+
+int64_t prefetchDistance(int64_t stride, uint64_t len, uint64_t n) {
+  const uint64_t a = static_cast<uint64_t>(stride < 0 ? -stride : stride);
+  if (a < kPfMinStride || n < kPfMinCall) return 0;
+  const uint64_t blocks = std::clamp<uint64_t>(kPfBytes / std::max<uint64_t>(len, 64), 4, kPfBlocks);
+  return stride * static_cast<int64_t>(blocks);
+}
+
+// Small moves with a size known in most cases (struct fields, element by element).
 inline void moveSmall(char* d, const char* s, uint64_t n) {
   switch (n) {
     case 1: std::memcpy(d, s, 1); return;
@@ -51,7 +88,9 @@ inline void moveSmall(char* d, const char* s, uint64_t n) {
 template <bool kPack>
 struct CopyOp {
   char* io;
+  const kern::Table& k;
   static constexpr bool stopped() { return false; }
+
   void run(char* p, uint64_t n) {
     if (kPack)
       moveBytes(io, p, n);
@@ -59,39 +98,41 @@ struct CopyOp {
       moveBytes(p, io, n);
     io += n;
   }
-  template <size_t L>
-  void fixed(char* p, int64_t stride, uint64_t n) {
-    char* s = io;
-    for (uint64_t i = 0; i < n; ++i, p += stride, s += L) {
-      if (kPack)
-        std::memcpy(s, p, L);
-      else
-        std::memcpy(p, s, L);
-    }
-    io = s;
-  }
   void blocks(char* p, int64_t stride, uint64_t n, uint64_t len) {
-    char* s = io;
-    for (uint64_t i = 0; i < n; ++i, p += stride, s += len) {
-      if (kPack)
-        moveBytes(s, p, len);
-      else
-        moveBytes(p, s, len);
-    }
-    io = s;
+    const kern::StridedFn fn = (kPack ? k.pack : k.unpack)[kern::classOf(len)];
+    fn(p, stride, io, static_cast<int64_t>(len), n, len, prefetchDistance(stride, len, n));
+    io += n * len;
   }
-  void leaves(char* p, int64_t stride, uint64_t n, const Block* b, size_t nb) {
-    char* s = io;
-    for (uint64_t i = 0; i < n; ++i, p += stride) {
-      for (size_t k = 0; k < nb; ++k) {
-        if (kPack)
-          moveSmall(s, p + b[k].disp, b[k].len);
-        else
-          moveSmall(p + b[k].disp, s, b[k].len);
-        s += b[k].len;
-      }
+  void blocks2(char* p, int64_t os, uint64_t on, int64_t is, uint64_t in, uint64_t len) {
+    if (in >= kLongRow) {
+      for (uint64_t j = 0; j < on; ++j, p += os) blocks(p, is, in, len);
+      return;
     }
-    io = s;
+    (kPack ? k.pack2 : k.unpack2)[kern::classOf(len)](p, os, on, is, in, io, len);
+    io += on * in * len;
+  }
+  // n elements of the flat-leaves list c, element i at p + i*stride (c.disp added).
+  void fields(char* p, int64_t stride, uint64_t n, const Node& c) {
+    const uint64_t size = c.size;
+    const uint64_t span = static_cast<uint64_t>(c.hi - c.lo);
+    const uint64_t step = static_cast<uint64_t>(stride < 0 ? -stride : stride);
+    // Field-major order changes the order of the writes, which unpack may do
+    // only when no byte is written twice (then the order cannot show).
+    if (!kPack && !(c.fieldsDisjoint && (n == 1 || step >= span))) {
+      for (uint64_t i = 0; i < n; ++i, p += stride)
+        for (const Node::Field& f : c.fields) moveSmall(p + f.disp, io + f.at + i * size, f.len);
+      io += n * size;
+      return;
+    }
+    const kern::StridedFn* fns = kPack ? k.pack : k.unpack;
+    while (n) {
+      const uint64_t m = std::min(n, kFieldBatch);
+      for (const Node::Field& f : c.fields)
+        fns[kern::classOf(f.len)](p + f.disp, stride, io + f.at, static_cast<int64_t>(size), m, f.len, 0);
+      p += static_cast<int64_t>(m) * stride;
+      io += m * size;
+      n -= m;
+    }
   }
 };
 
@@ -115,16 +156,15 @@ struct IovOp {
     }
     done += n;
   }
-  template <size_t L>
-  void fixed(char* p, int64_t stride, uint64_t n) {
-    blocks(p, stride, n, L);
-  }
   void blocks(char* p, int64_t stride, uint64_t n, uint64_t len) {
     for (uint64_t i = 0; i < n && !full; ++i, p += stride) run(p, len);
   }
-  void leaves(char* p, int64_t stride, uint64_t n, const Block* b, size_t nb) {
+  void blocks2(char* p, int64_t os, uint64_t on, int64_t is, uint64_t in, uint64_t len) {
+    for (uint64_t j = 0; j < on && !full; ++j, p += os) blocks(p, is, in, len);
+  }
+  void fields(char* p, int64_t stride, uint64_t n, const Node& c) {
     for (uint64_t i = 0; i < n && !full; ++i, p += stride)
-      for (size_t j = 0; j < nb; ++j) run(p + b[j].disp, b[j].len);
+      for (const Node::Field& f : c.fields) run(p + f.disp, f.len);
   }
 };
 
@@ -135,21 +175,15 @@ void walkNode(const Node& n, char* org, uint64_t pos, uint64_t len, Op& op);
 template <class Op>
 void bulk(const Node& c, char* p, int64_t stride, uint64_t n, Op& op) {
   if (c.kind == Node::kLeaf) {
-    char* q = p + c.disp;
-    switch (c.size) {
-      case 1: op.template fixed<1>(q, stride, n); return;
-      case 2: op.template fixed<2>(q, stride, n); return;
-      case 4: op.template fixed<4>(q, stride, n); return;
-      case 8: op.template fixed<8>(q, stride, n); return;
-      case 12: op.template fixed<12>(q, stride, n); return;
-      case 16: op.template fixed<16>(q, stride, n); return;
-      case 24: op.template fixed<24>(q, stride, n); return;
-      case 32: op.template fixed<32>(q, stride, n); return;
-      default: op.blocks(q, stride, n, c.size); return;
-    }
+    op.blocks(p + c.disp, stride, n, c.size);
+    return;
+  }
+  if (c.kind == Node::kVec && c.child->kind == Node::kLeaf) {
+    op.blocks2(p + c.disp + c.child->disp, stride, n, c.stride, c.count, c.child->size);
+    return;
   }
   if (c.flatLeaves) {
-    op.leaves(p + c.disp, stride, n, c.leaves.data(), c.leaves.size());
+    op.fields(p + c.disp, stride, n, c);
     return;
   }
   for (uint64_t i = 0; i < n && !op.stopped(); ++i, p += stride) walkNode(c, p, 0, c.size, op);
@@ -216,7 +250,7 @@ void Cursor::pack(uint64_t pos, void* dst, uint64_t len) {
     moveBytes(static_cast<char*>(dst), contiguousBase() + pos, len);
     return;
   }
-  CopyOp<true> op{static_cast<char*>(dst)};
+  CopyOp<true> op{static_cast<char*>(dst), kern::table()};
   walkVec(*type_->root, base_, type_->extent(), pos, len, op);
 }
 
@@ -226,7 +260,7 @@ void Cursor::unpack(uint64_t pos, const void* src, uint64_t len) {
     moveBytes(contiguousBase() + pos, static_cast<const char*>(src), len);
     return;
   }
-  CopyOp<false> op{static_cast<char*>(const_cast<void*>(src))};
+  CopyOp<false> op{static_cast<char*>(const_cast<void*>(src)), kern::table()};
   walkVec(*type_->root, base_, type_->extent(), pos, len, op);
 }
 

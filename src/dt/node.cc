@@ -133,7 +133,15 @@ NodeP list(std::vector<std::pair<int64_t, NodeP>> in) {
   n->size = off;
   if (allLeaves && kids.size() <= kFlatLeavesMax) {
     n->flatLeaves = true;
-    for (const NodeP& k : kids) n->leaves.push_back({k->disp, k->size});
+    std::vector<Block> byDisp;
+    for (size_t i = 0; i < kids.size(); ++i) {
+      n->fields.push_back({kids[i]->disp, kids[i]->size, n->start[i]});
+      byDisp.push_back({kids[i]->disp, kids[i]->size});
+    }
+    std::sort(byDisp.begin(), byDisp.end(), [](const Block& a, const Block& b) { return a.disp < b.disp; });
+    n->fieldsDisjoint = true;
+    for (size_t i = 1; i < byDisp.size(); ++i)
+      if (byDisp[i - 1].disp + static_cast<int64_t>(byDisp[i - 1].len) > byDisp[i].disp) n->fieldsDisjoint = false;
   }
   n->kids = std::move(kids);
   return n;

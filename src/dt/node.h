@@ -33,9 +33,12 @@ using NodeP = std::shared_ptr<const Node>;
 struct Node {
   enum Kind : uint8_t { kLeaf, kVec, kList };
   Kind kind = kLeaf;
-  // List: every child is a Leaf (a struct of scalars): the walker copies an
-  // element from `leaves` with small fixed-size moves.
+  // List: every child is a Leaf (a struct of scalars): the walker moves a
+  // batch of elements one field at a time (dt/cursor.cc), from `fields`.
   bool flatLeaves = false;
+  // flatLeaves: no two fields share a byte of memory, so unpack may write the
+  // fields in any order (else it keeps type-map order, element by element).
+  bool fieldsDisjoint = false;
   int64_t disp = 0;
   uint64_t size = 0;  // stream bytes
   int64_t lo = 0, hi = 0;  // bytes touched, relative to the node's origin (disp not included)
@@ -49,7 +52,12 @@ struct Node {
   // List
   std::vector<NodeP> kids;
   std::vector<uint64_t> start;  // start[i] = stream offset of kids[i]; start.back() = size
-  std::vector<Block> leaves;    // flatLeaves: (disp, size) of each kid
+  struct Field {
+    int64_t disp;  // from the node's origin
+    uint64_t len;
+    uint64_t at;   // stream offset within the node's stream
+  };
+  std::vector<Field> fields;  // flatLeaves: one per kid, in stream order
 };
 
 // Builders (all return nullptr for an empty stream).

@@ -1,0 +1,149 @@
+// The block-move kernels of dt/kernels.h, instantiated once per instruction set.
+//
+// Usage: a kernel translation unit defines SHMCOLL_COPY_TARGET and the
+// SHMCOLL_COPY_XMM/YMM/ZMM lanes its ISA has (as the copy kernels do),
+// SHMCOLL_DT_LANES as the lane list from the widest down to U16, and
+// SHMCOLL_DT_TABLE as the name of the Table to define, then includes this
+// file.  The lanes and the runtime-length engine come from copy/copy_engine.h;
+// like it, everything here has internal linkage so nothing compiled for one
+// ISA can be merged into a caller compiled for another.
+#ifndef SHMCOLL_DT_LANES
+#error "define SHMCOLL_DT_LANES (and the copy engine's lane macros) before including dt/kernels_impl.h"
+#endif
+
+#include <utility>
+
+#include "copy/copy_engine.h"
+#include "dt/kernels.h"
+
+#define SHMCOLL_DT_INLINE SHMCOLL_COPY_TARGET __attribute__((always_inline)) inline
+
+namespace shmcoll::dt::kern {
+namespace {
+
+using copy::Engine;
+
+// Exactly L bytes (L known at compile time) with the widest lanes that fit:
+// ceil(L / W) moves of W bytes, the last one ending at byte L (overlapping the
+// one before when W does not divide L), all loads before the stores.
+template <size_t L, class Lane, class... Rest>
+SHMCOLL_DT_INLINE void moveFixed(char* d, const char* s) {
+  if constexpr (L == 1) {
+    *d = *s;
+  } else if constexpr (L >= Lane::kSize) {
+    constexpr size_t W = Lane::kSize, k = (L + W - 1) / W;
+    typename Lane::T v[k];
+    for (size_t i = 0; i + 1 < k; ++i) v[i] = Lane::load(s + i * W);
+    v[k - 1] = Lane::load(s + L - W);
+    for (size_t i = 0; i + 1 < k; ++i) Lane::store(d + i * W, v[i]);
+    Lane::store(d + L - W, v[k - 1]);
+  } else {
+    static_assert(sizeof...(Rest) > 0, "the lane list must end with U16");
+    moveFixed<L, Rest...>(d, s);
+  }
+}
+
+template <size_t L, bool kPack>
+SHMCOLL_DT_INLINE void moveBlock(char* mem, char* stream, uint64_t len) {
+  char* d = kPack ? stream : mem;
+  const char* s = kPack ? mem : stream;
+  if constexpr (L > 0)
+    moveFixed<L, SHMCOLL_DT_LANES>(d, s);
+  else
+    Engine<SHMCOLL_DT_LANES>::copy(d, s, len);
+}
+
+SHMCOLL_DT_INLINE const char* ahead(const char* p, int64_t by) {
+  // Integer arithmetic: the address may lie outside any object; prefetches never fault.
+  return reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(by));
+}
+
+template <bool kPack>
+SHMCOLL_DT_INLINE void prefetch(const char* p) {
+  if constexpr (kPack)
+    __builtin_prefetch(p, 0, 2);  // prefetcht1: into L2, without displacing L1
+  else
+    __builtin_prefetch(p, 1, 3);  // for writing
+}
+
+// n blocks; small blocks go U at a time so the loop overhead is shared.
+template <size_t L, bool kPack, bool kPf>
+SHMCOLL_DT_INLINE void loop(char* mem, int64_t ms, char* st, int64_t ss, uint64_t n, uint64_t len, int64_t pf) {
+  constexpr unsigned U = (L > 0 && L <= 16) ? 4 : (L > 0 && L <= 64) ? 2 : 1;
+  if constexpr (U > 1) {
+    for (; n >= U; n -= U) {
+      for (unsigned k = 0; k < U; ++k) {
+        if constexpr (kPf) prefetch<kPack>(ahead(mem + k * ms, pf));
+        moveBlock<L, kPack>(mem + k * ms, st + k * ss, len);
+      }
+      mem += U * ms;
+      st += U * ss;
+    }
+  }
+  for (; n; --n, mem += ms, st += ss) {
+    if constexpr (kPf) prefetch<kPack>(ahead(mem, pf));
+    moveBlock<L, kPack>(mem, st, len);
+  }
+}
+
+template <size_t L, bool kPack>
+SHMCOLL_COPY_TARGET void strided(char* mem, int64_t ms, char* st, int64_t ss, uint64_t n, uint64_t len, int64_t pf) {
+  if (pf)
+    loop<L, kPack, true>(mem, ms, st, ss, n, len, pf);
+  else
+    loop<L, kPack, false>(mem, ms, st, ss, n, len, 0);
+}
+
+template <size_t L, bool kPack>
+SHMCOLL_COPY_TARGET void strided2(char* mem, int64_t os, uint64_t on, int64_t is, uint64_t in, char* st,
+                                  uint64_t len) {
+  const uint64_t bl = L > 0 ? L : len;
+  const uint64_t step = in * bl;
+  for (; on; --on, mem += os, st += step) loop<L, kPack, false>(mem, is, st, static_cast<int64_t>(bl), in, len, 0);
+}
+
+// Widest lane first: the one the aligned middle of streamOut() uses.
+template <class V, class... Rest>
+struct Widest {
+  using T = V;
+};
+
+SHMCOLL_COPY_TARGET void streamOut(char* d, const char* s, uint64_t n) {
+  using V = typename Widest<SHMCOLL_DT_LANES>::T;
+  constexpr size_t k = V::kSize;
+  if (n < 4 * k) {
+    Engine<SHMCOLL_DT_LANES>::copy(d, s, n);
+    return;
+  }
+  char* const dEnd = d + n;
+  const char* const sEnd = s + n;
+  V::store(d, V::load(s));
+  const size_t skip = k - (reinterpret_cast<uintptr_t>(d) & (k - 1));
+  d += skip;
+  s += skip;
+  n -= skip;
+  for (; n > k; n -= k, d += k, s += k) V::stream(d, V::load(s));
+  V::store(dEnd - k, V::load(sEnd - k));
+}
+
+constexpr size_t kLens[kNumClasses] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 128, 256, 0};
+
+template <size_t... I>
+constexpr Table makeTable(const char* name, std::index_sequence<I...>) {
+  return Table{name,
+               {&strided<kLens[I], true>...},
+               {&strided<kLens[I], false>...},
+               {&strided2<kLens[I], true>...},
+               {&strided2<kLens[I], false>...},
+               &streamOut};
+}
+
+}  // namespace
+
+namespace detail {
+const Table SHMCOLL_DT_TABLE = makeTable(SHMCOLL_DT_NAME, std::make_index_sequence<kNumClasses>());
+}  // namespace detail
+
+}  // namespace shmcoll::dt::kern
+
+#undef SHMCOLL_DT_INLINE
