@@ -33,4 +33,12 @@ CopyFn function(Kernel k);           // for tests and benchmarks; nullptr if !su
 size_t ntThreshold();
 void setNtThreshold(size_t bytes);
 
+// Copies from this size up to the non-temporal threshold use `rep movsb` on
+// CPUs with ERMS (SHMCOLL_COPY_REP_MIN, default 32 KiB; see copy.cc).
+// setRepMin(0) disables it (repMin() then returns SIZE_MAX), as does
+// SHMCOLL_COPY_REP_MIN=0; setRepMin returns false, and changes nothing, on a
+// CPU without ERMS.
+size_t repMin();
+bool setRepMin(size_t bytes);
+
 }  // namespace shmcoll::copy

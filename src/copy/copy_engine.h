@@ -17,7 +17,10 @@
 //                ntThresholdBytes up the loop uses non-temporal stores and an
 //                sfence, so that a copy larger than the cache neither evicts
 //                the working set nor pays for reading the destination lines
-//                it is about to overwrite.
+//                it is about to overwrite.  Between repMinBytes and that
+//                threshold, on CPUs with ERMS, one `rep movsb` instead: it
+//                writes whole lines without reading them first but keeps
+//                them in the cache (see copy.cc for the measurements).
 // Cost: tiny sizes are a handful of predictable compares and 2 loads + 2
 // stores; nothing is read or written outside [src, src+n) and [dst, dst+n),
 // so a copy ending at a page boundary never faults.  Semantics are memcpy's:
@@ -191,6 +194,10 @@ struct Engine {
   SHMCOLL_COPY_TARGET __attribute__((noinline)) static void large(char* d, const char* s, size_t n) {
     if (n >= __atomic_load_n(&detail::ntThresholdBytes, __ATOMIC_RELAXED))
       loop<true>(d, s, n);
+#if SHMCOLL_COPY_X86
+    else if (n >= __atomic_load_n(&detail::repMinBytes, __ATOMIC_RELAXED))
+      asm volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+#endif
     else
       loop<false>(d, s, n);
   }

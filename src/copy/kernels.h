@@ -32,6 +32,13 @@ void copyAvx512(void* dst, const void* src, size_t n);
 // out-of-line large-copy path only.
 extern size_t ntThresholdBytes __attribute__((visibility("hidden")));
 
+// Copies of at least this many bytes (and below ntThresholdBytes) use
+// `rep movsb`.  SIZE_MAX disables it; it stays SIZE_MAX on CPUs without ERMS.
+extern size_t repMinBytes __attribute__((visibility("hidden")));
+
+// True when the CPU has ERMS (enhanced rep movsb), from cpuid, detected once.
+bool hasErms();
+
 // The threshold used when SHMCOLL_NT_THRESHOLD is unset (see copy.cc for why).
 size_t defaultNtThreshold();
 

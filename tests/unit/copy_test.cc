@@ -159,6 +159,38 @@ TEST_P(CopyKernelTest, NonTemporalPathAllSizes) {
   EXPECT_TRUE(a.pristine());
 }
 
+// Restores the rep movsb minimum when a test ends.
+class RepMinGuard {
+ public:
+  explicit RepMinGuard(size_t bytes) : saved_(repMin()), ok_(setRepMin(bytes)) {}
+  ~RepMinGuard() { setRepMin(saved_ == SIZE_MAX ? 0 : saved_); }
+  bool ok() const { return ok_; }
+
+ private:
+  size_t saved_;
+  bool ok_;
+};
+
+// The rep movsb path at every size it can take (the engine's out-of-line
+// path, above 8 vectors), with its minimum lowered to 1 and non-temporal
+// stores off, then large sizes at odd alignments.
+TEST_P(CopyKernelTest, RepMovsbPathAllSizes) {
+  ThresholdGuard t(0);
+  RepMinGuard r(1);
+  if (!r.ok()) GTEST_SKIP() << "this CPU has no ERMS: the rep movsb path is never taken";
+  Arena a(4100);
+  sweepRotating(a, 0, 4100, 4);
+  EXPECT_TRUE(a.pristine());
+  constexpr size_t kMiB = size_t{1} << 20;
+  Arena b(2 * kMiB);
+  for (size_t n : {size_t{32768}, size_t{65536 + 3}, kMiB - 1, 2 * kMiB})
+    for (size_t m : {size_t{0}, size_t{1}, size_t{63}, size_t{17}}) {
+      std::string why = b.run(fn_, n, m, (m * 7 + 5) % kMis);
+      if (!why.empty()) FAIL() << name(GetParam()) << ": " << why;
+    }
+  EXPECT_TRUE(b.pristine());
+}
+
 // Large copies on both sides of a lowered threshold, odd alignments.
 TEST_P(CopyKernelTest, LargeAcrossNtThreshold) {
   constexpr size_t kMiB = size_t{1} << 20;
@@ -302,6 +334,22 @@ TEST(CopyDispatchTest, NtThreshold) {
   size_t dflt = detail::defaultNtThreshold();
   EXPECT_GE(dflt, size_t{1} << 20);
   EXPECT_LE(dflt, size_t{64} << 20);
+}
+
+TEST(CopyDispatchTest, RepMin) {
+  const size_t saved = repMin();
+  if (!detail::hasErms()) {
+    EXPECT_EQ(saved, SIZE_MAX);
+    EXPECT_FALSE(setRepMin(4096));
+    EXPECT_EQ(repMin(), SIZE_MAX);
+    return;
+  }
+  EXPECT_TRUE(setRepMin(4096));
+  EXPECT_EQ(repMin(), 4096u);
+  EXPECT_TRUE(setRepMin(0));
+  EXPECT_EQ(repMin(), SIZE_MAX);
+  EXPECT_TRUE(setRepMin(saved == SIZE_MAX ? 0 : saved));
+  EXPECT_EQ(repMin(), saved);
 }
 
 // SHMCOLL_COPY_KERNEL is read at load time: check it in a re-executed child.
