@@ -116,9 +116,11 @@ struct CopyOp {
     const uint64_t size = c.size;
     const uint64_t span = static_cast<uint64_t>(c.hi - c.lo);
     const uint64_t step = static_cast<uint64_t>(stride < 0 ? -stride : stride);
-    // Field-major order changes the order of the writes, which unpack may do
-    // only when no byte is written twice (then the order cannot show).
-    if (!kPack && !(c.fieldsDisjoint && (n == 1 || step >= span))) {
+    // Field-major order keeps the order of the fields within an element but
+    // not across elements; unpack may use it only when no two elements share
+    // a byte (fields overlapping within an element are written in type-map
+    // order either way).
+    if (!kPack && n > 1 && step < span) {
       for (uint64_t i = 0; i < n; ++i, p += stride)
         for (const Node::Field& f : c.fields) moveSmall(p + f.disp, io + f.at + i * size, f.len);
       io += n * size;

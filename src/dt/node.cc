@@ -133,15 +133,7 @@ NodeP list(std::vector<std::pair<int64_t, NodeP>> in) {
   n->size = off;
   if (allLeaves && kids.size() <= kFlatLeavesMax) {
     n->flatLeaves = true;
-    std::vector<Block> byDisp;
-    for (size_t i = 0; i < kids.size(); ++i) {
-      n->fields.push_back({kids[i]->disp, kids[i]->size, n->start[i]});
-      byDisp.push_back({kids[i]->disp, kids[i]->size});
-    }
-    std::sort(byDisp.begin(), byDisp.end(), [](const Block& a, const Block& b) { return a.disp < b.disp; });
-    n->fieldsDisjoint = true;
-    for (size_t i = 1; i < byDisp.size(); ++i)
-      if (byDisp[i - 1].disp + static_cast<int64_t>(byDisp[i - 1].len) > byDisp[i].disp) n->fieldsDisjoint = false;
+    for (size_t i = 0; i < kids.size(); ++i) n->fields.push_back({kids[i]->disp, kids[i]->size, n->start[i]});
   }
   n->kids = std::move(kids);
   return n;

@@ -36,9 +36,6 @@ struct Node {
   // List: every child is a Leaf (a struct of scalars): the walker moves a
   // batch of elements one field at a time (dt/cursor.cc), from `fields`.
   bool flatLeaves = false;
-  // flatLeaves: no two fields share a byte of memory, so unpack may write the
-  // fields in any order (else it keeps type-map order, element by element).
-  bool fieldsDisjoint = false;
   int64_t disp = 0;
   uint64_t size = 0;  // stream bytes
   int64_t lo = 0, hi = 0;  // bytes touched, relative to the node's origin (disp not included)
