@@ -27,12 +27,4 @@ const Table& table() {
   return detail::kGeneric;
 }
 
-void fence() {
-#if SHMCOLL_COPY_X86
-  asm volatile("sfence" ::: "memory");
-#else
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
 }  // namespace shmcoll::dt::kern

@@ -74,27 +74,18 @@ using StridedFn = void (*)(char* mem, int64_t memStride, char* stream, int64_t s
 using Strided2Fn = void (*)(char* mem, int64_t outerStride, uint64_t outerN, int64_t innerStride, uint64_t innerN,
                             char* stream, uint64_t len);
 
-// Copies n bytes to an arbitrarily aligned dst with non-temporal stores for
-// the aligned middle (regular stores for the unaligned head and tail); no
-// fence: the caller issues one with fence() when it has stored everything.
-using StreamFn = void (*)(char* dst, const char* src, uint64_t n);
-
 struct Table {
   const char* name;
   StridedFn pack[kNumClasses];
   StridedFn unpack[kNumClasses];
   Strided2Fn pack2[kNumClasses];
   Strided2Fn unpack2[kNumClasses];
-  StreamFn stream;
 };
 
 // The table for the active copy kernel.
 const Table& table();
 // The table for kernel k (tests and benchmarks); nullptr when k cannot run here.
 const Table* tableFor(copy::Kernel k);
-
-// Orders earlier non-temporal stores before later stores.
-void fence();
 
 namespace detail {
 extern const Table kGeneric;

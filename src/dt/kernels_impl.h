@@ -102,30 +102,6 @@ SHMCOLL_COPY_TARGET void strided2(char* mem, int64_t os, uint64_t on, int64_t is
   for (; on; --on, mem += os, st += step) loop<L, kPack, false>(mem, is, st, static_cast<int64_t>(bl), in, len, 0);
 }
 
-// Widest lane first: the one the aligned middle of streamOut() uses.
-template <class V, class... Rest>
-struct Widest {
-  using T = V;
-};
-
-SHMCOLL_COPY_TARGET void streamOut(char* d, const char* s, uint64_t n) {
-  using V = typename Widest<SHMCOLL_DT_LANES>::T;
-  constexpr size_t k = V::kSize;
-  if (n < 4 * k) {
-    Engine<SHMCOLL_DT_LANES>::copy(d, s, n);
-    return;
-  }
-  char* const dEnd = d + n;
-  const char* const sEnd = s + n;
-  V::store(d, V::load(s));
-  const size_t skip = k - (reinterpret_cast<uintptr_t>(d) & (k - 1));
-  d += skip;
-  s += skip;
-  n -= skip;
-  for (; n > k; n -= k, d += k, s += k) V::stream(d, V::load(s));
-  V::store(dEnd - k, V::load(sEnd - k));
-}
-
 constexpr size_t kLens[kNumClasses] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 128, 256, 0};
 
 template <size_t... I>
@@ -134,8 +110,7 @@ constexpr Table makeTable(const char* name, std::index_sequence<I...>) {
                {&strided<kLens[I], true>...},
                {&strided<kLens[I], false>...},
                {&strided2<kLens[I], true>...},
-               {&strided2<kLens[I], false>...},
-               &streamOut};
+               {&strided2<kLens[I], false>...}};
 }
 
 }  // namespace

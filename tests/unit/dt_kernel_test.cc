@@ -222,26 +222,6 @@ TEST(DtKernels, TwoLevelEveryClassEveryTable) {
   }
 }
 
-// The non-temporal stream copy at every length up to a few vectors past its
-// threshold and at every destination misalignment.
-TEST(DtKernels, StreamCopy) {
-  std::mt19937 rng(3);
-  for (const kern::Table* t : tables()) {
-    std::vector<uint8_t> src(1200), dst(1200 + 128), want;
-    fill(src, rng, true);
-    for (size_t n = 0; n <= 1100; n += (n < 300 ? 1 : 37)) {
-      for (size_t dm = 0; dm < 64; dm += (n < 300 ? 13 : 1)) {
-        fill(dst, rng, false);
-        want = dst;
-        std::memcpy(&want[64 + dm], &src[n % 7], n);
-        t->stream(reinterpret_cast<char*>(&dst[64 + dm]), reinterpret_cast<const char*>(&src[n % 7]), n);
-        kern::fence();
-        ASSERT_EQ(dst, want) << t->name << " n " << n << " dm " << dm;
-      }
-    }
-  }
-}
-
 // ---- through the cursor --------------------------------------------------------------
 
 // One element's type map as (disp, len) runs in type-map order, and its extent.
