@@ -12,16 +12,17 @@
 #   raw.csv      run,impl,case,op,payload_bytes,seconds,GBps,share_of_memcpy
 #   summary.txt  the printed table
 #   bin/         the three binaries, build-*.log, run logs
-# Takes about 2.5 minutes (each run ~17 s; 9 runs).
+# Takes about 2.5 minutes (each run ~17 s; 9 runs).  On a busy machine more
+# rounds steady the medians: PACK_REPS=7 runs (shmcoll openmpi mpich) x 7.
 #
-# Usage: perf/pack/compare.sh
+# Usage: [PACK_REPS=n] perf/pack/compare.sh
 set -euo pipefail
 
 self=$(readlink -f -- "${BASH_SOURCE[0]}")
 root=$(cd -- "$(dirname -- "$self")/../.." && pwd -P)
 src=$root/perf/pack/pack_compare.c
 shmcc=$root/install/bin/shmcc
-reps=3
+reps=${PACK_REPS:-3}
 impls=(shmcoll openmpi mpich)
 
 if [[ ! -x $shmcc ]]; then
@@ -35,6 +36,11 @@ for cc in mpicc.openmpi mpicc.mpich; do
     exit 1
   fi
 done
+
+if ! [[ $reps =~ ^[1-9][0-9]*$ ]]; then
+  echo "compare.sh: PACK_REPS must be a positive integer, not '$reps'" >&2
+  exit 2
+fi
 
 out=$root/perf/results/pack-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out/bin"
