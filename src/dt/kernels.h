@@ -63,9 +63,11 @@ constexpr Class classOf(uint64_t len) {
 
 // Pack: block i (`len` bytes) from mem + i*memStride to stream + i*streamStride.
 // Unpack: the reverse.  pf != 0: prefetch mem + pf while moving each block
-// (pack: for reading, into L2; unpack: for writing), for strides too large or
-// too irregular for the hardware prefetchers; see prefetchDistance() in
-// dt/cursor.cc for the choice.
+// (pack: for reading, into L2; unpack: for writing, into L1, unless the
+// stride would crowd the lines in flight into a few L1 sets: then as pack,
+// see writePrefetchFits() in dt/kernels_impl.h), for strides too large or too
+// irregular for the hardware prefetchers; see prefetchDistance() in
+// dt/cursor.cc for the distance.
 using StridedFn = void (*)(char* mem, int64_t memStride, char* stream, int64_t streamStride, uint64_t n,
                            uint64_t len, int64_t pf);
 

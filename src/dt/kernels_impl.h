@@ -11,6 +11,7 @@
 #error "define SHMCOLL_DT_LANES (and the copy engine's lane macros) before including dt/kernels_impl.h"
 #endif
 
+#include <algorithm>
 #include <utility>
 
 #include "copy/copy_engine.h"
@@ -58,22 +59,46 @@ SHMCOLL_DT_INLINE const char* ahead(const char* p, int64_t by) {
   return reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(by));
 }
 
-template <bool kPack>
+// How a kernel call prefetches: not at all, into L2 for reading (prefetcht1,
+// without displacing L1), or into L1 for writing (prefetchw).
+enum Pf { kNoPf, kPfL2, kPfWrite };
+
+template <Pf kMode>
 SHMCOLL_DT_INLINE void prefetch(const char* p) {
-  if constexpr (kPack)
-    __builtin_prefetch(p, 0, 2);  // prefetcht1: into L2, without displacing L1
+  if constexpr (kMode == kPfL2)
+    __builtin_prefetch(p, 0, 2);
   else
-    __builtin_prefetch(p, 1, 3);  // for writing
+    __builtin_prefetch(p, 1, 3);
+}
+
+// Unpack prefetches for writing, into L1, when the lines in flight fit there.
+// Lines 4 KiB apart share an L1 set (64 sets of 64-byte lines); a stride with
+// low set bit g (its residue modulo 4 KiB) reaches only 4096 / max(g, 64) sets,
+// e.g. 2 for a 2 KiB stride (the z face of a 256^3 array of doubles).  With
+// more blocks ahead (pf / stride) than those sets have ways (8 assumed: the
+// fewest of the x86 cores in use) the prefetched lines would evict each other
+// before their stores arrive, so they go to L2 instead, for reading.
+constexpr uint64_t kL1SetSpan = 4096;
+constexpr uint64_t kL1Ways = 8;
+
+inline bool writePrefetchFits(int64_t stride, int64_t pf) {
+  const uint64_t a = static_cast<uint64_t>(stride < 0 ? -stride : stride);
+  const uint64_t d = static_cast<uint64_t>(pf < 0 ? -pf : pf);
+  if (a == 0) return true;
+  const uint64_t r = a % kL1SetSpan;
+  const uint64_t g = r ? (r & (~r + 1)) : kL1SetSpan;  // largest power of two dividing the stride, capped
+  const uint64_t sets = kL1SetSpan / std::max<uint64_t>(g, 64);
+  return d / a <= sets * kL1Ways;
 }
 
 // n blocks; small blocks go U at a time so the loop overhead is shared.
-template <size_t L, bool kPack, bool kPf>
+template <size_t L, bool kPack, Pf kMode>
 SHMCOLL_DT_INLINE void loop(char* mem, int64_t ms, char* st, int64_t ss, uint64_t n, uint64_t len, int64_t pf) {
   constexpr unsigned U = (L > 0 && L <= 16) ? 4 : (L > 0 && L <= 64) ? 2 : 1;
   if constexpr (U > 1) {
     for (; n >= U; n -= U) {
       for (unsigned k = 0; k < U; ++k) {
-        if constexpr (kPf) prefetch<kPack>(ahead(mem + k * ms, pf));
+        if constexpr (kMode != kNoPf) prefetch<kMode>(ahead(mem + k * ms, pf));
         moveBlock<L, kPack>(mem + k * ms, st + k * ss, len);
       }
       mem += U * ms;
@@ -81,17 +106,19 @@ SHMCOLL_DT_INLINE void loop(char* mem, int64_t ms, char* st, int64_t ss, uint64_
     }
   }
   for (; n; --n, mem += ms, st += ss) {
-    if constexpr (kPf) prefetch<kPack>(ahead(mem, pf));
+    if constexpr (kMode != kNoPf) prefetch<kMode>(ahead(mem, pf));
     moveBlock<L, kPack>(mem, st, len);
   }
 }
 
 template <size_t L, bool kPack>
 SHMCOLL_COPY_TARGET void strided(char* mem, int64_t ms, char* st, int64_t ss, uint64_t n, uint64_t len, int64_t pf) {
-  if (pf)
-    loop<L, kPack, true>(mem, ms, st, ss, n, len, pf);
+  if (!pf)
+    loop<L, kPack, kNoPf>(mem, ms, st, ss, n, len, 0);
+  else if (kPack || !writePrefetchFits(ms, pf))
+    loop<L, kPack, kPfL2>(mem, ms, st, ss, n, len, pf);
   else
-    loop<L, kPack, false>(mem, ms, st, ss, n, len, 0);
+    loop<L, kPack, kPfWrite>(mem, ms, st, ss, n, len, pf);
 }
 
 template <size_t L, bool kPack>
@@ -99,7 +126,7 @@ SHMCOLL_COPY_TARGET void strided2(char* mem, int64_t os, uint64_t on, int64_t is
                                   uint64_t len) {
   const uint64_t bl = L > 0 ? L : len;
   const uint64_t step = in * bl;
-  for (; on; --on, mem += os, st += step) loop<L, kPack, false>(mem, is, st, static_cast<int64_t>(bl), in, len, 0);
+  for (; on; --on, mem += os, st += step) loop<L, kPack, kNoPf>(mem, is, st, static_cast<int64_t>(bl), in, len, 0);
 }
 
 constexpr size_t kLens[kNumClasses] = {1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 128, 256, 0};
