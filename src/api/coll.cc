@@ -171,10 +171,8 @@ int alltoallw(const char* fn, const void* sendbuf, const C sendcounts[], const D
   CHECK_ARG(k.array("rdispls", rdispls));
   CHECK_ARG(k.array("recvtypes", recvtypes));
   a.rtypes.resize(n);
-  char arg[32];
   for (uint32_t p = 0; p < n; ++p) {
-    snprintf(arg, sizeof arg, "recvtypes[%u]", p);
-    CHECK_ARG(k.type(arg, recvtypes[p], &a.rtypes[p]));
+    CHECK_ARG(k.typeAt("recvtypes", p, recvtypes[p], &a.rtypes[p]));
     CHECK_ARG(k.buffer("recvbuf", recvbuf, static_cast<uint64_t>(recvcounts[p]), a.rtypes[p]));
   }
   if (!inPlace) {
@@ -183,8 +181,7 @@ int alltoallw(const char* fn, const void* sendbuf, const C sendcounts[], const D
     CHECK_ARG(k.array("sendtypes", sendtypes));
     a.stypes.resize(n);
     for (uint32_t p = 0; p < n; ++p) {
-      snprintf(arg, sizeof arg, "sendtypes[%u]", p);
-      CHECK_ARG(k.type(arg, sendtypes[p], &a.stypes[p]));
+      CHECK_ARG(k.typeAt("sendtypes", p, sendtypes[p], &a.stypes[p]));
       CHECK_ARG(k.buffer("sendbuf", sendbuf, static_cast<uint64_t>(sendcounts[p]), a.stypes[p]));
     }
   }

@@ -49,6 +49,18 @@ struct Checker {
     *out = t;
     return MPI_SUCCESS;
   }
+  // type() for element i of the array argument `array` ("recvtypes"); the
+  // argument's name is formatted only for an error message.
+  int typeAt(const char* array, uint32_t i, MPI_Datatype h, const dt::Type** out) const {
+    const dt::Type* t = dt::fromHandle(h);
+    if (t && t->committed) {
+      *out = t;
+      return MPI_SUCCESS;
+    }
+    char arg[64];
+    snprintf(arg, sizeof arg, "%s[%u]", array, i);
+    return type(arg, h, out);
+  }
   int count(const char* arg, int64_t n) const {
     if (n < 0) return raisef(comm, fn, MPI_ERR_COUNT, "%s = %" PRId64 " is negative", arg, n);
     return MPI_SUCCESS;

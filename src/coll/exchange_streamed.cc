@@ -14,7 +14,8 @@
 //     costs the reader one cache-line transfer: tag, count and payload arrive
 //     together, and nothing is acknowledged.
 //   - single copy: a block that is contiguous in the sender and at least
-//     `cmaMin` bytes is announced by its address; the reader pulls it with
+//     `cmaMin` bytes -- or any contiguous block in MPI_Alloc_mem memory in
+//     the segment -- is announced by its address; the reader pulls it with
 //     process_vm_readv straight into its receive layout (a plain copy when
 //     the buffer is MPI_Alloc_mem memory in the segment), and the sender
 //     waits, before returning, until those readers say they are done.
@@ -179,8 +180,12 @@ class Run {
   bool receivesFrom(uint32_t p) const { return a_.allPairs || a_.receives(p); }
 
   bool useCma(uint64_t bytes, const dt::Cursor& cur) const {
-    return prm_.allowCma && bytes > 0 && bytes >= prm_.cmaMin && cur.contiguous() &&
-           (e_.cma || inSegment(cur.contiguousBase(), bytes));
+    if (!prm_.allowCma || bytes == 0 || !cur.contiguous()) return false;
+    // MPI_Alloc_mem memory in the segment: the reader copies straight out of
+    // it, one plain copy against the stream's two, at any size (cmaMin
+    // prices a system call that this path does not make).
+    if (inSegment(cur.contiguousBase(), bytes)) return true;
+    return e_.cma && bytes >= prm_.cmaMin;
   }
 
   // Waits until every reader of lane area `area_`'s previous use is done with it.
