@@ -94,10 +94,9 @@ int placeAreas(void* first, size_t stride, const std::vector<int>& nodes, bool e
   for (int n : nodes) anyBound |= n >= 0;
   if (!pageSize) pageSize = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t f = reinterpret_cast<uintptr_t>(first);
-  if (!anyBound) {
-    const uintptr_t begin = f / pageSize * pageSize;
-    const uintptr_t end = (f + stride * nodes.size() + pageSize - 1) / pageSize * pageSize;
-    return interleave(reinterpret_cast<void*>(begin), end - begin, evenOnSingleNode);
+  if (!anyBound) {  // the whole range as one area
+    const auto all = pageRuns(f, stride * nodes.size(), 1, pageSize);
+    return all.empty() ? kOk : interleave(reinterpret_cast<void*>(all[0].start), all[0].len, evenOnSingleNode);
   }
   for (const PageRun& r : pageRuns(f, stride, nodes.size(), pageSize))
     SHMCOLL_CHECK(preferNode(reinterpret_cast<void*>(r.start), r.len, nodes[r.area], evenOnSingleNode));

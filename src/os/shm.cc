@@ -134,32 +134,11 @@ int createHugetlb(const Request& req, Shm* out) {
   if (size > hs.freeBytes)
     return fail(MPI_ERR_NO_MEM, "the segment needs %s of huge pages, %s are free", humanBytes(size).c_str(),
                 humanBytes(hs.freeBytes).c_str());
-  int fd = memfd_create("shmcoll", MFD_CLOEXEC | MFD_HUGETLB);
-  if (fd < 0) return fail(MPI_ERR_OTHER, "memfd_create(MFD_HUGETLB): %s", strerror(errno));
-  if (fd < 3) {
-    int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    close(fd);
-    fd = hi;
-    if (fd < 0) return fail(MPI_ERR_OTHER, "dup of the memfd: %s", strerror(errno));
-  }
-  out->fd = fd;
-  out->memfd = true;
+  int rc = createMemfd(size, out, MFD_HUGETLB);
+  if (rc != kOk) return rc;
   out->pageSize = hs.pageSize;
   out->hugePages = "hugetlb";
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    int err = errno;
-    release(out);
-    return fail(MPI_ERR_NO_MEM, "cannot size a huge page memfd to %zu bytes: %s", size, strerror(err));
-  }
-  out->size = size;
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) {
-    int err = errno;
-    release(out);
-    return fail(MPI_ERR_NO_MEM, "cannot map %zu bytes of huge pages: %s", size, strerror(err));
-  }
-  out->base = p;
-  int rc = placeAndReserve(req, out);
+  rc = placeAndReserve(req, out);
   if (rc != kOk) release(out);
   return rc;
 #else
@@ -266,10 +245,10 @@ int createNamed(const std::string& name, size_t size, Shm* out) {
   return kOk;
 }
 
-int createMemfd(size_t size, Shm* out) {
+int createMemfd(size_t size, Shm* out, unsigned flags) {
   *out = Shm{};
-  int fd = memfd_create("shmcoll", MFD_CLOEXEC);
-  if (fd < 0) return fail(MPI_ERR_OTHER, "memfd_create: %s", strerror(errno));
+  int fd = memfd_create("shmcoll", MFD_CLOEXEC | flags);
+  if (fd < 0) return fail(MPI_ERR_OTHER, "memfd_create(%#x): %s", MFD_CLOEXEC | flags, strerror(errno));
   // Keep it clear of 0-2 so a rank's stdio redirection cannot clobber it.
   if (fd < 3) {
     int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);

@@ -108,7 +108,7 @@ int createSegment(const Request& req, Shm* out);
 // Creates, unlinks and maps a named object without reserving it (step 1-2).
 int createNamed(const std::string& name, size_t size, Shm* out);
 // The same on a memfd.
-int createMemfd(size_t size, Shm* out);
+int createMemfd(size_t size, Shm* out, unsigned flags = 0);  // flags: e.g. MFD_HUGETLB
 // posix_fallocate of the whole object (step 4).  MPI_ERR_NO_MEM on ENOSPC or
 // ENOMEM, another class otherwise.
 int reserve(const Shm& shm);
