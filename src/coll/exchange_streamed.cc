@@ -149,11 +149,17 @@ class Run {
       bool moved = produce();
       int rc = 0;
       moved |= consume(&rc);
-      if (rc) return rc;
+      if (rc) {
+        flushWake();
+        return rc;
+      }
+      if (producerDone() && consumerDone()) break;  // (the wake-up below covers the lanes too)
+      flushWake();
       if (!moved) {
         SHMCOLL_CHECK(channel::waitUntil(e_.self(), [&] { return canProduce() || canConsume(); }));
       }
     }
+    wakePending_ = false;
     if (mismatch_ && !status) {
       status = mismatch_;
       statusReason_ = mismatchReason_;
@@ -267,8 +273,20 @@ class Run {
     nextChunk_ = 0;
     partIdx_ = 0;
     partCursorFor_ = UINT32_MAX;
-    channel::wakeAll(team_.members, me_, [&](uint32_t r) { return seg_.ctl(r); });
+    // The readers that sleep are woken later (flushWake): the fence of a
+    // wake-up waits until the lane lines have reached this core, and issued
+    // after the first look at the peers' lanes it overlaps that look's misses.
+    wakePending_ = true;
     return 0;
+  }
+
+  // Wakes the readers of the lanes that publish() wrote, if not done yet.
+  // Called before this rank waits or returns, so no reader sleeps on lanes
+  // that are already written.
+  void flushWake() {
+    if (!wakePending_) return;
+    wakePending_ = false;
+    channel::wakeAll(team_.members, me_, [&](uint32_t r) { return seg_.ctl(r); });
   }
 
   bool producerDone() const { return nextChunk_ >= chunks_; }
@@ -448,6 +466,7 @@ class Run {
   uint32_t partCursorFor_ = UINT32_MAX;
   dt::Cursor partCursor_;
   uint32_t nReaders_ = 0;  // peers that read what this rank publishes
+  bool wakePending_ = false;  // lanes written, their readers not woken yet
   // consumer
   int mismatch_ = 0;
   std::string mismatchReason_, statusReason_;
@@ -468,7 +487,10 @@ int selfCopy(const Block& s, const Block& r) {
   if (s.buf == r.buf && s.type == r.type && s.count == r.count) return rc;  // in place
   dt::Cursor sc(s.buf, s.count, s.type), rcur(r.buf, r.count, r.type);
   if (sc.contiguous() && rcur.contiguous()) {
-    std::memmove(rcur.contiguousBase(), sc.contiguousBase(), n);
+    if (n <= copy::kTinyMax)
+      copy::tiny(rcur.contiguousBase(), sc.contiguousBase(), n);
+    else
+      std::memmove(rcur.contiguousBase(), sc.contiguousBase(), n);
   } else if (rcur.contiguous()) {
     sc.pack(0, rcur.contiguousBase(), n);
   } else if (sc.contiguous()) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 
 namespace shmcoll::copy {
 
@@ -18,6 +19,40 @@ using CopyFn = void (*)(void* dst, const void* src, size_t n);
 
 // Copies n bytes with the active kernel (one indirect tail call).
 void copy(void* dst, const void* src, size_t n);
+
+// Copies n <= 32 bytes inline, with two overlapping moves of one width (no
+// call): for the tiny payloads of small collectives, where a call into the
+// C library's memcpy costs more than the bytes.  Any alignment; the source is
+// read before the destination is written, so the ranges may overlap.
+inline void tiny(void* dst, const void* src, size_t n) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  if (n >= 16) {
+    char a[16], b[16];
+    std::memcpy(a, s, 16);
+    std::memcpy(b, s + n - 16, 16);
+    std::memcpy(d, a, 16);
+    std::memcpy(d + n - 16, b, 16);
+  } else if (n >= 8) {
+    char a[8], b[8];
+    std::memcpy(a, s, 8);
+    std::memcpy(b, s + n - 8, 8);
+    std::memcpy(d, a, 8);
+    std::memcpy(d + n - 8, b, 8);
+  } else if (n >= 4) {
+    char a[4], b[4];
+    std::memcpy(a, s, 4);
+    std::memcpy(b, s + n - 4, 4);
+    std::memcpy(d, a, 4);
+    std::memcpy(d + n - 4, b, 4);
+  } else if (n > 0) {
+    const char a = s[0], b = s[n / 2], c = s[n - 1];
+    d[0] = a;
+    d[n / 2] = b;
+    d[n - 1] = c;
+  }
+}
+constexpr size_t kTinyMax = 32;
 
 // Kernel selection.
 Kernel active();

@@ -38,7 +38,9 @@ namespace {
 constexpr uint64_t kBigBlock = 256;
 
 inline void moveBytes(char* d, const char* s, uint64_t n) {
-  if (n >= kBigBlock)
+  if (n <= copy::kTinyMax)
+    copy::tiny(d, s, n);
+  else if (n >= kBigBlock)
     copy::copy(d, s, n);
   else
     std::memcpy(d, s, n);

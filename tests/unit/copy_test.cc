@@ -386,3 +386,25 @@ TEST_F(CopyEnvDeathTest, UnsupportedKernelWarnsAndFallsBack) {
 
 }  // namespace
 }  // namespace shmcoll::copy
+
+// copy::tiny against memmove: every size up to kTinyMax, every misalignment
+// of both ends within a line, disjoint and overlapping ranges; the bytes
+// around the destination stay as they were.
+TEST(CopyTinyTest, MatchesMemmoveWithGuards) {
+  constexpr size_t kBuf = 256;
+  for (size_t n = 0; n <= shmcoll::copy::kTinyMax; ++n) {
+    for (size_t so = 0; so < 64; so += 7) {
+      for (size_t d = 0; d < 64; d += 5) {
+        for (int overlap = 0; overlap < 2; ++overlap) {
+          unsigned char want[kBuf], got[kBuf];
+          for (size_t i = 0; i < kBuf; ++i) want[i] = got[i] = static_cast<unsigned char>(i * 131 + n + 7);
+          const size_t src = 64 + so;
+          const size_t dst = overlap ? src + d / 4 : 160 + d % 32;  // overlapping: shifted by 0..15
+          std::memmove(want + dst, want + src, n);
+          shmcoll::copy::tiny(got + dst, got + src, n);
+          ASSERT_EQ(0, std::memcmp(want, got, kBuf)) << "n=" << n << " src=" << src << " dst=" << dst;
+        }
+      }
+    }
+  }
+}
