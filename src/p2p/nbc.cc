@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "coll/streamed.h"
-#include "op/op.h"
 #include "p2p/schedule.h"
 
 namespace shmcoll::nbc {
@@ -66,7 +64,7 @@ p2p::Request* reduce(coll::Team& team, const coll::Reduction& red, int root) {
   auto* s = new Schedule(team);
   const uint32_t n = team.size(), me = team.rank;
   const uint32_t target = root < 0 ? 0 : static_cast<uint32_t>(root);
-  s->hold(red.type);
+  s->hold(red);
   const char* mine = static_cast<const char*>(red.in ? red.in : red.out);
   const coll::Block out{static_cast<const char*>(red.out), red.count, red.type};
   if (n == 1) {
@@ -82,8 +80,6 @@ p2p::Request* reduce(coll::Team& team, const coll::Reduction& red, int root) {
   // user's buffer, then folds them in rank order: acc = in[n-1], then
   // acc = in[j] (op) acc for j = n-2 .. 0, which gives a non-commutative
   // operation a0 o a1 o ... o a(n-1).
-  int64_t origin = 0;
-  const uint64_t span = spanOf(red.count, red.type, &origin);
   std::vector<const char*> in(n);
   Schedule::Round& gather = s->round();
   for (uint32_t p = 0; p < n; ++p) {
@@ -91,15 +87,14 @@ p2p::Request* reduce(coll::Team& team, const coll::Reduction& red, int root) {
       in[p] = mine;
       continue;
     }
-    char* t = s->temp(span) + origin;
+    char* t = tempLike(s, red.count, red.type);
     in[p] = t;
     gather.xfers.push_back({false, p, {t, red.count, red.type}});
   }
-  char* acc = s->temp(span) + origin;
+  char* acc = tempLike(s, red.count, red.type);
   const coll::Reduction r = red;
-  gather.after = [in, acc, r, n, out]() {
-    coll::selfCopy({in[n - 1], r.count, r.type}, {acc, r.count, r.type});
-    for (uint32_t j = n - 1; j-- > 0;) op::apply(r.op, in[j], acc, r.count, r.dtype);
+  gather.after = [in, acc, r, out]() {
+    fold(in, acc, r, r.count);
     coll::selfCopy({acc, r.count, r.type}, out);
   };
   if (root < 0) {
