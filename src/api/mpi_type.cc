@@ -176,12 +176,20 @@ SHMCOLL_API(int, MPI_Type_get_extent_x, (MPI_Datatype datatype, MPI_Count* lb, M
   return getExtent("MPI_Type_get_extent_x", datatype, lb, extent, false);
 }
 
+SHMCOLL_API(int, MPI_Type_get_extent_c, (MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent)) {
+  return getExtent("MPI_Type_get_extent_c", datatype, lb, extent, false);
+}
+
 SHMCOLL_API(int, MPI_Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent)) {
   return getExtent("MPI_Type_get_true_extent", datatype, true_lb, true_extent, true);
 }
 
 SHMCOLL_API(int, MPI_Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent)) {
   return getExtent("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true);
+}
+
+SHMCOLL_API(int, MPI_Type_get_true_extent_c, (MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent)) {
+  return getExtent("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent, true);
 }
 
 // ---- constructors ---------------------------------------------------------------
@@ -426,53 +434,113 @@ int darray(const char* fn, int size, int rank, int ndims, const C* gsizes, const
 SHMCOLL_API(int, MPI_Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   return contiguous("MPI_Type_contiguous", count, oldtype, newtype);
 }
+SHMCOLL_API(int, MPI_Type_contiguous_c, (MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  return contiguous("MPI_Type_contiguous_c", count, oldtype, newtype);
+}
+
 SHMCOLL_API(int, MPI_Type_vector,
             (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   return vector("MPI_Type_vector", count, blocklength, stride, false, oldtype, newtype);
 }
+SHMCOLL_API(int, MPI_Type_vector_c,
+            (MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  return vector("MPI_Type_vector_c", count, blocklength, stride, false, oldtype, newtype);
+}
+
 SHMCOLL_API(int, MPI_Type_create_hvector,
             (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   return vector("MPI_Type_create_hvector", count, blocklength, stride, true, oldtype, newtype);
 }
+SHMCOLL_API(int, MPI_Type_create_hvector_c,
+            (MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  return vector("MPI_Type_create_hvector_c", count, blocklength, stride, true, oldtype, newtype);
+}
+
 SHMCOLL_API(int, MPI_Type_indexed,
             (int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype,
              MPI_Datatype* newtype)) {
   return indexed("MPI_Type_indexed", count, array_of_blocklengths, array_of_displacements, false, oldtype, newtype);
 }
+SHMCOLL_API(int, MPI_Type_indexed_c,
+            (MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[],
+             MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  return indexed("MPI_Type_indexed_c", count, array_of_blocklengths, array_of_displacements, false, oldtype, newtype);
+}
+
 SHMCOLL_API(int, MPI_Type_create_hindexed,
             (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
              MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   return indexed("MPI_Type_create_hindexed", count, array_of_blocklengths, array_of_displacements, true, oldtype,
                  newtype);
 }
+SHMCOLL_API(int, MPI_Type_create_hindexed_c,
+            (MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[],
+             MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  return indexed("MPI_Type_create_hindexed_c", count, array_of_blocklengths, array_of_displacements, true, oldtype,
+                 newtype);
+}
+
 SHMCOLL_API(int, MPI_Type_create_indexed_block,
             (int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
              MPI_Datatype* newtype)) {
   return indexedBlock("MPI_Type_create_indexed_block", count, blocklength, array_of_displacements, false, oldtype,
                       newtype);
 }
+SHMCOLL_API(int, MPI_Type_create_indexed_block_c,
+            (MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+             MPI_Datatype* newtype)) {
+  return indexedBlock("MPI_Type_create_indexed_block_c", count, blocklength, array_of_displacements, false, oldtype,
+                      newtype);
+}
+
 SHMCOLL_API(int, MPI_Type_create_hindexed_block,
             (int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
              MPI_Datatype* newtype)) {
   return indexedBlock("MPI_Type_create_hindexed_block", count, blocklength, array_of_displacements, true, oldtype,
                       newtype);
 }
+SHMCOLL_API(int, MPI_Type_create_hindexed_block_c,
+            (MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+             MPI_Datatype* newtype)) {
+  return indexedBlock("MPI_Type_create_hindexed_block_c", count, blocklength, array_of_displacements, true, oldtype,
+                      newtype);
+}
+
 SHMCOLL_API(int, MPI_Type_create_struct,
             (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
              const MPI_Datatype array_of_types[], MPI_Datatype* newtype)) {
   return structType("MPI_Type_create_struct", count, array_of_blocklengths, array_of_displacements, array_of_types,
                     newtype);
 }
+SHMCOLL_API(int, MPI_Type_create_struct_c,
+            (MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[],
+             const MPI_Datatype array_of_types[], MPI_Datatype* newtype)) {
+  return structType("MPI_Type_create_struct_c", count, array_of_blocklengths, array_of_displacements, array_of_types,
+                    newtype);
+}
+
 SHMCOLL_API(int, MPI_Type_create_resized,
             (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype)) {
   return resized("MPI_Type_create_resized", oldtype, lb, extent, newtype);
 }
+SHMCOLL_API(int, MPI_Type_create_resized_c,
+            (MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype* newtype)) {
+  return resized("MPI_Type_create_resized_c", oldtype, lb, extent, newtype);
+}
+
 SHMCOLL_API(int, MPI_Type_create_subarray,
             (int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[],
              int order, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   return subarray("MPI_Type_create_subarray", ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
                   oldtype, newtype);
 }
+SHMCOLL_API(int, MPI_Type_create_subarray_c,
+            (int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[],
+             const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  return subarray("MPI_Type_create_subarray_c", ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
+                  oldtype, newtype);
+}
+
 SHMCOLL_API(int, MPI_Type_create_darray,
             (int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[],
              const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
@@ -480,6 +548,14 @@ SHMCOLL_API(int, MPI_Type_create_darray,
   return darray("MPI_Type_create_darray", size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
                 array_of_psizes, order, oldtype, newtype);
 }
+SHMCOLL_API(int, MPI_Type_create_darray_c,
+            (int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[],
+             const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
+             MPI_Datatype* newtype)) {
+  return darray("MPI_Type_create_darray_c", size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
+                array_of_psizes, order, oldtype, newtype);
+}
+
 SHMCOLL_API(int, MPI_Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   const char* fn = "MPI_Type_dup";
   TYPE_ARG(old, oldtype, fn, "oldtype");
@@ -600,11 +676,27 @@ SHMCOLL_API(int, MPI_Type_get_envelope,
                        combiner);
 }
 
+SHMCOLL_API(int, MPI_Type_get_envelope_c,
+            (MPI_Datatype datatype, MPI_Count* num_integers, MPI_Count* num_addresses, MPI_Count* num_large_counts,
+             MPI_Count* num_datatypes, int* combiner)) {
+  return envelope<MPI_Count>("MPI_Type_get_envelope_c", datatype, num_integers, num_addresses, num_large_counts,
+                             num_datatypes, combiner);
+}
+
 SHMCOLL_API(int, MPI_Type_get_contents,
             (MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[],
              MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])) {
   return contents<int>("MPI_Type_get_contents", datatype, max_integers, max_addresses, 0, max_datatypes,
                        array_of_integers, array_of_addresses, nullptr, array_of_datatypes);
+}
+
+SHMCOLL_API(int, MPI_Type_get_contents_c,
+            (MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts,
+             MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+             MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])) {
+  return contents<MPI_Count>("MPI_Type_get_contents_c", datatype, max_integers, max_addresses, max_large_counts,
+                             max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts,
+                             array_of_datatypes);
 }
 
 // ---- names --------------------------------------------------------------------
@@ -827,13 +919,28 @@ SHMCOLL_API(int, MPI_Pack,
   return pack("MPI_Pack", inbuf, incount, datatype, outbuf, outsize, position, comm);
 }
 
+SHMCOLL_API(int, MPI_Pack_c,
+            (const void* inbuf, MPI_Count incount, MPI_Datatype datatype, void* outbuf, MPI_Count outsize,
+             MPI_Count* position, MPI_Comm comm)) {
+  return pack("MPI_Pack_c", inbuf, incount, datatype, outbuf, outsize, position, comm);
+}
+
 SHMCOLL_API(int, MPI_Unpack,
             (const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
              MPI_Comm comm)) {
   return unpack("MPI_Unpack", inbuf, insize, position, outbuf, outcount, datatype, comm);
 }
 
+SHMCOLL_API(int, MPI_Unpack_c,
+            (const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf, MPI_Count outcount,
+             MPI_Datatype datatype, MPI_Comm comm)) {
+  return unpack("MPI_Unpack_c", inbuf, insize, position, outbuf, outcount, datatype, comm);
+}
+
 SHMCOLL_API(int, MPI_Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int* size)) {
   return packSize("MPI_Pack_size", incount, datatype, comm, size);
 }
 
+SHMCOLL_API(int, MPI_Pack_size_c, (MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count* size)) {
+  return packSize("MPI_Pack_size_c", incount, datatype, comm, size);
+}
