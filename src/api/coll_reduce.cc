@@ -1,6 +1,7 @@
 // The reducing collectives MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter,
-// MPI_Reduce_scatter_block, MPI_Scan and MPI_Exscan, with their big-count
-// (_c) forms: argument checks, then one call into coll/reduce.cc.
+// MPI_Reduce_scatter_block, MPI_Scan and MPI_Exscan, their nonblocking forms
+// (MPI_I...) and the big-count (_c) forms of all of them: argument checks,
+// then one call into coll/reduce.cc (blocking) or p2p/nbc.cc (nonblocking).
 //
 // MPI_IN_PLACE follows the standard: as sendbuf on every rank of allreduce,
 // reduce_scatter(_block), scan and exscan (the input is then taken from
@@ -155,6 +156,10 @@ int reduceScatter(const char* fn, const void* sendbuf, void* recvbuf, const C* c
   // (An intercommunicator's counts are its local group's; the other group's
   // inputs are reduced and cut by them.)
   if (c->inter) return api::finishInter(c, fn, nbc::interReduceScatter(c->peers, api::groupsOf(*c), r, cnt.data()));
+  if (api::gNonblocking) {
+    api::handOut(c, fn, nbc::reduceScatter(c->team, r, cnt.data()));
+    return MPI_SUCCESS;
+  }
   return done(c, fn, coll::reduceScatter(c->team, r, cnt.data(), counts == nullptr));
 }
 
@@ -167,6 +172,10 @@ int scan(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Dataty
   Checker k{comm, fn};
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
+  if (api::gNonblocking) {
+    api::handOut(c, fn, nbc::scan(c->team, r, exclusive));
+    return MPI_SUCCESS;
+  }
   return done(c, fn, coll::scan(c->team, r, exclusive));
 }
 
@@ -261,5 +270,70 @@ SHMCOLL_API(int, MPI_Iallreduce_c,
              MPI_Request* request)) {
   return api::startNonblocking("MPI_Iallreduce_c", comm, request, [&] {
     return allreduce("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Ireduce_scatter,
+            (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Ireduce_scatter", comm, request, [&] {
+    return reduceScatter<int>("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, 0, datatype, op, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Ireduce_scatter_c,
+            (const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Ireduce_scatter_c", comm, request, [&] {
+    return reduceScatter<MPI_Count>("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, 0, datatype, op, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Ireduce_scatter_block,
+            (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Request* request)) {
+  return api::startNonblocking("MPI_Ireduce_scatter_block", comm, request, [&] {
+    return reduceScatter<int>("MPI_Ireduce_scatter_block", sendbuf, recvbuf, nullptr, recvcount, datatype, op, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Ireduce_scatter_block_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm, MPI_Request* request)) {
+  return api::startNonblocking("MPI_Ireduce_scatter_block_c", comm, request, [&] {
+    return reduceScatter<MPI_Count>("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, nullptr, recvcount, datatype,
+                                    op, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Iscan,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Request* request)) {
+  return api::startNonblocking("MPI_Iscan", comm, request, [&] {
+    return scan("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Iscan_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Request* request)) {
+  return api::startNonblocking("MPI_Iscan_c", comm, request, [&] {
+    return scan("MPI_Iscan_c", sendbuf, recvbuf, count, datatype, op, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Iexscan,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Request* request)) {
+  return api::startNonblocking("MPI_Iexscan", comm, request, [&] {
+    return scan("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, true);
+  });
+}
+
+SHMCOLL_API(int, MPI_Iexscan_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Request* request)) {
+  return api::startNonblocking("MPI_Iexscan_c", comm, request, [&] {
+    return scan("MPI_Iexscan_c", sendbuf, recvbuf, count, datatype, op, comm, true);
   });
 }

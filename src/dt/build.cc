@@ -23,6 +23,12 @@
 //   true lb/ub the bytes the loop description touches.
 // Subarray and darray are built directly (not through a chain of temporary
 // types) with the lb 0 / ub = whole array markers the standard gives them.
+//
+// Overflow: the large-count (_c) constructors take 64-bit counts, strides and
+// displacements, so every product and sum here is checked.  A type whose size
+// (data bytes) exceeds the largest MPI_Count fails with MPI_ERR_COUNT; one
+// whose bounds (lb, ub, true lb/ub, or any offset the loop description holds)
+// leave the 64-bit address range fails with MPI_ERR_ARG.  Nothing wraps.
 #include <algorithm>
 #include <climits>
 #include <mutex>
@@ -49,8 +55,28 @@ const char* tierName(Tier t) {
 
 namespace {
 
+bool mulOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+bool addOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+
+// size = a * b * c bytes, at most the largest MPI_Count; false on overflow.
+bool sizeOk(uint64_t a, uint64_t b, uint64_t c, uint64_t* size) {
+  uint64_t ab;
+  return !__builtin_mul_overflow(a, b, &ab) && !__builtin_mul_overflow(ab, c, size) &&
+         *size <= static_cast<uint64_t>(INT64_MAX);
+}
+
+int sizeError() {
+  return fail(MPI_ERR_COUNT, "the new type would hold more bytes than an MPI_Count can express (the counts, block "
+                             "lengths and sizes of the old types multiply past 2^63 - 1)");
+}
+int boundsError() {
+  return fail(MPI_ERR_ARG, "the new type's bounds leave the 64-bit address range (the strides, displacements or "
+                           "counts are too large)");
+}
+
 struct Bounds {
   bool any = false, marked = false;
+  bool overflow = false;     // some bound left the int64_t range
   int64_t lb = 0, ub = 0;    // over unmarked contributions
   int64_t mlb = 0, mub = 0;  // over marked ones
   uint32_t align = 1;
@@ -60,9 +86,15 @@ struct Bounds {
     // Empty children count for nothing, even with markers (resized of a
     // zero-size type): Open MPI and MPICH agree on that.
     if (n == 0 || t->size == 0) return;
-    const int64_t span = static_cast<int64_t>(n - 1) * step;
-    const int64_t lo = disp + std::min<int64_t>(0, span) + t->lb;
-    const int64_t hi = disp + std::max<int64_t>(0, span) + t->ub;
+    int64_t span, lo, hi, tlo, thi;
+    // (the true bounds are checked too: the loop description holds them)
+    if (n - 1 > static_cast<uint64_t>(INT64_MAX) || !mulOk(static_cast<int64_t>(n - 1), step, &span) ||
+        !addOk(disp, std::min<int64_t>(0, span), &lo) || !addOk(disp, std::max<int64_t>(0, span), &hi) ||
+        !addOk(lo, t->trueLb, &tlo) || !addOk(hi, t->trueUb, &thi) || !addOk(lo, t->lb, &lo) ||
+        !addOk(hi, t->ub, &hi)) {
+      overflow = true;
+      return;
+    }
     if (t->markers) {
       mlb = marked ? std::min(mlb, lo) : lo;
       mub = marked ? std::max(mub, hi) : hi;
@@ -119,8 +151,6 @@ void addSig(Type* t, uint64_t count, const Type* k) {
     t->sig.push_back({count, k});
 }
 
-bool mulOk(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
-
 }  // namespace
 
 void retain(const Type* t) {
@@ -147,19 +177,24 @@ int makeContiguous(uint64_t count, const Type* old, Type** out) {
 }
 
 int makeHvector(uint64_t count, uint64_t blocklen, int64_t stride, const Type* old, Type** out) {
-  Type* t = newType();
+  uint64_t copies, size;
+  if (!sizeOk(count, blocklen, 1, &copies) || !sizeOk(copies, old->size, 1, &size)) return sizeError();
   const int64_t ext = old->extent();
   Bounds b;
   // count blocks at i*stride, each blocklen copies at k*ext: the extreme
   // copies are the extreme corners, so two parts give the same bounds.
   if (count && blocklen) {
+    int64_t last;
+    if (!mulOk(static_cast<int64_t>(count - 1), stride, &last)) return boundsError();
     b.add(0, blocklen, ext, old);
-    b.add(static_cast<int64_t>(count - 1) * stride, blocklen, ext, old);
+    b.add(last, blocklen, ext, old);
   }
+  if (b.overflow) return boundsError();
+  Type* t = newType();
   b.apply(t, false);
-  t->size = count * blocklen * old->size;
+  t->size = size;
   t->root = vec(0, count, stride, vec(0, blocklen, ext, old->root));
-  addSig(t, count * blocklen, old);
+  addSig(t, copies, old);
   addKid(t, old);
   finish(t);
   *out = t;
@@ -167,19 +202,21 @@ int makeHvector(uint64_t count, uint64_t blocklen, int64_t stride, const Type* o
 }
 
 int makeHindexed(uint64_t count, const uint64_t* blocklens, const int64_t* disps, const Type* old, Type** out) {
-  Type* t = newType();
   const int64_t ext = old->extent();
   Bounds b;
+  uint64_t total = 0, size;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (__builtin_add_overflow(total, blocklens[i], &total)) return sizeError();
+    b.add(disps[i], blocklens[i], ext, old);
+  }
+  if (!sizeOk(total, old->size, 1, &size)) return sizeError();
+  if (b.overflow) return boundsError();
   std::vector<std::pair<int64_t, NodeP>> parts;
   parts.reserve(count);
-  uint64_t total = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    b.add(disps[i], blocklens[i], ext, old);
-    parts.emplace_back(disps[i], vec(0, blocklens[i], ext, old->root));
-    total += blocklens[i];
-  }
+  for (uint64_t i = 0; i < count; ++i) parts.emplace_back(disps[i], vec(0, blocklens[i], ext, old->root));
+  Type* t = newType();
   b.apply(t, false);
-  t->size = total * old->size;
+  t->size = size;
   t->root = list(std::move(parts));
   addSig(t, total, old);
   addKid(t, old);
@@ -195,18 +232,26 @@ int makeHindexedBlock(uint64_t count, uint64_t blocklen, const int64_t* disps, c
 
 int makeStruct(uint64_t count, const uint64_t* blocklens, const int64_t* disps, const Type* const* types,
                Type** out) {
-  Type* t = newType();
   Bounds b;
+  uint64_t size = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t part;
+    if (!sizeOk(blocklens[i], types[i]->size, 1, &part) || __builtin_add_overflow(size, part, &size) ||
+        size > static_cast<uint64_t>(INT64_MAX))
+      return sizeError();
+    b.add(disps[i], blocklens[i], types[i]->extent(), types[i]);
+  }
+  if (b.overflow) return boundsError();
+  Type* t = newType();
   std::vector<std::pair<int64_t, NodeP>> parts;
   parts.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
     const Type* c = types[i];
-    b.add(disps[i], blocklens[i], c->extent(), c);
     parts.emplace_back(disps[i], vec(0, blocklens[i], c->extent(), c->root));
-    t->size += blocklens[i] * c->size;
     addSig(t, blocklens[i], c);
     addKid(t, c);
   }
+  t->size = size;
   b.apply(t, true);
   t->root = list(std::move(parts));
   finish(t);
@@ -215,10 +260,14 @@ int makeStruct(uint64_t count, const uint64_t* blocklens, const int64_t* disps, 
 }
 
 int makeResized(const Type* old, int64_t lb, int64_t extent, Type** out) {
+  int64_t ub;
+  if (!addOk(lb, extent, &ub))
+    return fail(MPI_ERR_ARG, "lb = %lld plus extent = %lld leaves the 64-bit address range", (long long)lb,
+                (long long)extent);
   Type* t = newType();
   t->size = old->size;
   t->lb = lb;
-  t->ub = lb + extent;
+  t->ub = ub;
   t->markers = true;
   t->align = old->align;
   t->root = old->root;
@@ -246,10 +295,10 @@ int makeDup(const Type* old, Type** out) {
   return kOk;
 }
 
-int makeSubarray(int ndims, const int* sizes, const int* subsizes, const int* starts, int order, const Type* old,
-                 Type** out) {
+int makeSubarray(int ndims, const int64_t* sizes, const int64_t* subsizes, const int64_t* starts, int order,
+                 const Type* old, Type** out) {
   // Work in Fortran order: dimension 0 varies fastest.
-  std::vector<int> sz(ndims), sub(ndims), st(ndims);
+  std::vector<int64_t> sz(ndims), sub(ndims), st(ndims);
   for (int i = 0; i < ndims; ++i) {
     const int j = order == 0 ? ndims - 1 - i : i;
     sz[i] = sizes[j];
@@ -257,31 +306,37 @@ int makeSubarray(int ndims, const int* sizes, const int* subsizes, const int* st
     st[i] = starts[j];
   }
   const int64_t ext = old->extent();
-  int64_t stride = ext, disp = 0, total = 1;
-  NodeP n = old->root;
+  uint64_t total = 1, size;
+  for (int d = 0; d < ndims; ++d)
+    if (!sizeOk(total, static_cast<uint64_t>(sub[d]), 1, &total)) return sizeError();
+  if (!sizeOk(total, old->size, 1, &size)) return sizeError();
+  // The strides and offsets (they bound everything the loop description
+  // holds: the subarray lies inside the array, starts + subsizes <= sizes).
+  int64_t stride = ext, disp = 0;
+  std::vector<int64_t> strides(ndims);
   for (int d = 0; d < ndims; ++d) {
-    n = vec(0, static_cast<uint64_t>(sub[d]), stride, n);
     int64_t off;
-    if (!mulOk(st[d], stride, &off) || !mulOk(stride, sz[d], &stride))
+    strides[d] = stride;
+    if (!mulOk(st[d], stride, &off) || !addOk(disp, off, &disp) || !mulOk(stride, sz[d], &stride))
       return fail(MPI_ERR_ARG, "the array of %d dimensions is too large to address", ndims);
-    disp += off;
-    total *= sub[d];
   }
+  NodeP n = old->root;
+  for (int d = 0; d < ndims; ++d) n = vec(0, static_cast<uint64_t>(sub[d]), strides[d], n);
   Type* t = newType();
   t->root = shifted(n, disp);
-  t->size = static_cast<uint64_t>(total) * old->size;
+  t->size = size;
   t->markers = true;
   t->lb = 0;
   t->ub = stride;  // product of sizes times the old extent
   t->align = old->align;
-  addSig(t, static_cast<uint64_t>(total), old);
+  addSig(t, total, old);
   addKid(t, old);
   finish(t);
   *out = t;
   return kOk;
 }
 
-int makeDarray(int size, int rank, int ndims, const int* gsizes, const int* distribs, const int* dargs,
+int makeDarray(int size, int rank, int ndims, const int64_t* gsizes, const int* distribs, const int* dargs,
                const int* psizes, int order, const Type* old, Type** out) {
   // Process coordinates: the grid is numbered row-major whatever `order` is.
   std::vector<int> coord(ndims);
@@ -292,47 +347,64 @@ int makeDarray(int size, int rank, int ndims, const int* gsizes, const int* dist
       r /= psizes[d];
     }
   }
-  // Per dimension, the runs [start, start+len) of global indices this process owns.
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> runs(ndims);
+  // Per dimension, the global indices this process owns as groups of runs:
+  // `count` runs of `len` indices starting at lo, lo + step, ...  A cyclic
+  // distribution is one group (and a shorter last run), however many runs it
+  // has, so a large array costs no more than a small one.
+  struct Runs {
+    int64_t lo, len, count, step;
+  };
+  std::vector<std::vector<Runs>> runs(ndims);
   for (int d = 0; d < ndims; ++d) {
     const int64_t g = gsizes[d], p = psizes[d], c = coord[d];
     auto& r = runs[d];
     if (distribs[d] == 2) {  // none
-      r.push_back({0, g});
+      r.push_back({0, g, 1, 0});
     } else if (distribs[d] == 0) {  // block
-      const int64_t b = dargs[d] < 0 ? (g + p - 1) / p : dargs[d];
+      const int64_t b = dargs[d] < 0 ? g / p + (g % p != 0) : dargs[d];
       if (b * p < g)
         return fail(MPI_ERR_ARG, "array_of_dargs[%d] = %lld: %lld blocks of it do not cover array_of_gsizes[%d] = %lld",
                     d, (long long)b, (long long)p, d, (long long)g);
       const int64_t lo = std::min(g, c * b), hi = std::min(g, (c + 1) * b);
-      if (hi > lo) r.push_back({lo, hi - lo});
-    } else {  // cyclic
-      const int64_t b = dargs[d] < 0 ? 1 : dargs[d];
-      for (int64_t lo = c * b; lo < g; lo += b * p) r.push_back({lo, std::min(b, g - lo)});
+      if (hi > lo) r.push_back({lo, hi - lo, 1, 0});
+    } else {  // cyclic: runs of b at c*b + k*b*p
+      const int64_t b = dargs[d] < 0 ? 1 : dargs[d], lo = c * b, step = b * p;
+      if (lo < g) {
+        const int64_t k = (g - lo - 1) / step + 1, last = lo + (k - 1) * step, tail = std::min(b, g - last);
+        if (tail == b) {
+          r.push_back({lo, b, k, step});
+        } else {
+          if (k > 1) r.push_back({lo, b, k - 1, step});
+          r.push_back({last, tail, 1, 0});
+        }
+      }
     }
   }
   // Build from the fastest dimension outwards.
   const int64_t ext = old->extent();
   int64_t stride = ext;
-  uint64_t local = 1;
+  uint64_t local = 1, bytes;
   NodeP n = old->root;
   for (int i = 0; i < ndims; ++i) {
     const int d = order == 0 ? ndims - 1 - i : i;
     std::vector<std::pair<int64_t, NodeP>> parts;
     uint64_t cnt = 0;
-    for (auto [lo, len] : runs[d]) {
-      int64_t off;
-      if (!mulOk(lo, stride, &off)) return fail(MPI_ERR_ARG, "the distributed array is too large to address");
-      parts.emplace_back(off, vec(0, static_cast<uint64_t>(len), stride, n));
-      cnt += static_cast<uint64_t>(len);
+    for (const Runs& g : runs[d]) {
+      int64_t off, step;
+      if (!mulOk(g.lo, stride, &off) || !mulOk(g.step, stride, &step))
+        return fail(MPI_ERR_ARG, "the distributed array is too large to address");
+      parts.emplace_back(off, vec(0, static_cast<uint64_t>(g.count), step,
+                                  vec(0, static_cast<uint64_t>(g.len), stride, n)));
+      cnt += static_cast<uint64_t>(g.count * g.len);  // (at most gsizes[d])
     }
     n = list(std::move(parts));
-    local *= cnt;
+    if (!sizeOk(local, cnt, 1, &local)) return sizeError();
     if (!mulOk(stride, gsizes[d], &stride)) return fail(MPI_ERR_ARG, "the distributed array is too large to address");
   }
+  if (!sizeOk(local, old->size, 1, &bytes)) return sizeError();
   Type* t = newType();
   t->root = n;
-  t->size = local * old->size;
+  t->size = bytes;
   t->markers = true;
   t->lb = 0;
   t->ub = stride;
@@ -344,10 +416,12 @@ int makeDarray(int size, int rank, int ndims, const int* gsizes, const int* dist
   return kOk;
 }
 
-void setContents(Type* t, int combiner, std::vector<int> ints, std::vector<int64_t> addrs) {
+void setContents(Type* t, int combiner, std::vector<int> ints, std::vector<int64_t> addrs,
+                 std::vector<int64_t> counts) {
   t->combiner = combiner;
   t->ints = std::move(ints);
   t->addrs = std::move(addrs);
+  t->counts = std::move(counts);
 }
 
 void commit(Type* t) {

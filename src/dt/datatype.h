@@ -96,10 +96,14 @@ class Type {
   };
   std::vector<SigPart> sig;
 
-  // MPI_Type_get_envelope / get_contents: the constructor's arguments.
+  // MPI_Type_get_envelope / get_contents: the constructor's arguments.  A
+  // large-count (_c) constructor records its counts and displacements in
+  // `counts` (MPI_Type_get_contents_c's array_of_large_counts); only
+  // MPI_Type_get_envelope_c / get_contents_c may then describe the type.
   int combiner = kNamed;
   std::vector<int> ints;
   std::vector<int64_t> addrs;
+  std::vector<int64_t> counts;
   std::vector<Type*> kids;  // each holds a reference (retain/release)
 
   // References: one for a live handle, one for each use by another type (as
@@ -124,8 +128,9 @@ void release(const Type* t);
 // caller registers it, which takes the handle reference), or an MPI error
 // class with the reason recorded by fail().  Arguments are already checked
 // by the API layer for sign, range and handle validity; these check what
-// needs the engine (address overflow, darray block sizes).  Displacements and
-// strides are in bytes.
+// needs the engine: a size past the largest MPI_Count (MPI_ERR_COUNT), bounds
+// past the 64-bit address range (MPI_ERR_ARG), darray block sizes.
+// Displacements and strides are in bytes.
 int makeContiguous(uint64_t count, const Type* old, Type** out);
 int makeHvector(uint64_t count, uint64_t blocklen, int64_t strideBytes, const Type* old, Type** out);
 int makeHindexed(uint64_t count, const uint64_t* blocklens, const int64_t* dispBytes, const Type* old, Type** out);
@@ -135,15 +140,17 @@ int makeStruct(uint64_t count, const uint64_t* blocklens, const int64_t* dispByt
 int makeResized(const Type* old, int64_t lb, int64_t extent, Type** out);
 int makeDup(const Type* old, Type** out);
 // order: 0 = C (row major), 1 = Fortran (column major).
-int makeSubarray(int ndims, const int* sizes, const int* subsizes, const int* starts, int order, const Type* old,
-                 Type** out);
+int makeSubarray(int ndims, const int64_t* sizes, const int64_t* subsizes, const int64_t* starts, int order,
+                 const Type* old, Type** out);
 // distribs: 0 block, 1 cyclic, 2 none; dargs: -1 for the default.
-int makeDarray(int size, int rank, int ndims, const int* gsizes, const int* distribs, const int* dargs,
+int makeDarray(int size, int rank, int ndims, const int64_t* gsizes, const int* distribs, const int* dargs,
                const int* psizes, int order, const Type* old, Type** out);
 
-// Records the combiner and the integer and address arguments for
-// MPI_Type_get_contents (the constructors record the datatype arguments).
-void setContents(Type* t, int combiner, std::vector<int> ints, std::vector<int64_t> addrs);
+// Records the combiner and the integer, address and large-count arguments
+// for MPI_Type_get_contents(_c) (the constructors record the datatype
+// arguments).
+void setContents(Type* t, int combiner, std::vector<int> ints, std::vector<int64_t> addrs,
+                 std::vector<int64_t> counts = {});
 // Flattens, merges and picks the pack tier (MPI_Type_commit).  Idempotent.
 void commit(Type* t);
 

@@ -68,6 +68,7 @@ struct UserOp {
   MPI_User_function_c* fnc = nullptr;
   bool commute = true;
   bool live = false;
+  uint32_t holds = 0;  // pending nonblocking reductions (op::hold)
 };
 std::vector<UserOp>& userOps() {
   static std::vector<UserOp> v;
@@ -80,6 +81,15 @@ UserOp* user(MPI_Op op) {
   if ((h & 0xff000000u) != kUserMask) return nullptr;
   const uint32_t i = h & 0xffffff;
   if (i >= userOps().size() || !userOps()[i].live) return nullptr;
+  return &userOps()[i];
+}
+
+// user(), but also a freed operation that a pending reduction still holds.
+UserOp* heldUser(MPI_Op op) {
+  const uint32_t h = static_cast<uint32_t>(op);
+  if ((h & 0xff000000u) != kUserMask) return nullptr;
+  const uint32_t i = h & 0xffffff;
+  if (i >= userOps().size() || !(userOps()[i].live || userOps()[i].holds)) return nullptr;
   return &userOps()[i];
 }
 
@@ -306,10 +316,10 @@ int check(MPI_Op op, MPI_Datatype type) {
   return 0;
 }
 
-void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype type) {
+void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype type, const dt::Type* t) {
   if (count == 0 || op == MPI_NO_OP) return;
-  const dt::Type* t = dt::fromHandle(type);
-  if (UserOp* u = user(op)) {
+  if (!t) t = dt::fromHandle(type);
+  if (UserOp* u = heldUser(op)) {
     const int64_t ext = t->extent();
     const char* a = static_cast<const char*>(in);
     char* b = static_cast<char*>(inout);
@@ -368,9 +378,9 @@ void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype 
 MPI_Op create(MPI_User_function* fn, MPI_User_function_c* fnc, bool commute) {
   auto& v = userOps();
   uint32_t i = 0;
-  while (i < v.size() && v[i].live) ++i;
+  while (i < v.size() && (v[i].live || v[i].holds)) ++i;
   if (i == v.size()) v.emplace_back();
-  v[i] = {fn, fnc, commute, true};
+  v[i] = {fn, fnc, commute, true, 0};
   return static_cast<MPI_Op>(kUserMask | i);
 }
 
@@ -381,6 +391,14 @@ bool release(MPI_Op op) {
   if (!u) return false;
   u->live = false;
   return true;
+}
+
+void hold(MPI_Op op) {
+  if (UserOp* u = heldUser(op)) ++u->holds;
+}
+
+void unhold(MPI_Op op) {
+  if (UserOp* u = heldUser(op); u && u->holds) --u->holds;
 }
 
 }  // namespace shmcoll::op

@@ -17,6 +17,10 @@
 
 #include <cstdint>
 
+namespace shmcoll::dt {
+class Type;
+}
+
 namespace shmcoll::op {
 
 // True for a valid MPI_Op handle (predefined or user, not freed; not MPI_OP_NULL).
@@ -33,7 +37,16 @@ int check(MPI_Op op, MPI_Datatype type);
 // inout[i] = in[i] (op) inout[i] for `count` elements of `type`.  `check`
 // must have accepted (op, type).  Calls a user function in pieces of at most
 // INT_MAX elements.  MPI_REPLACE copies in to inout; MPI_NO_OP leaves inout.
-void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype type);
+// `t`, when given, is the resolved `type`: a nonblocking reduction holds it
+// and passes it, because the user may free the handle before the fold runs.
+void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype type, const dt::Type* t = nullptr);
+
+// A pending nonblocking reduction holds its user operation, so that
+// MPI_Op_free while it runs only marks the operation for deallocation (the
+// standard's wording): apply() still finds it and create() does not reuse
+// its handle until the last hold is dropped.  No-ops for predefined operations.
+void hold(MPI_Op op);
+void unhold(MPI_Op op);
 
 // User operations (MPI_Op_create / MPI_Op_create_c; exactly one of fn, fnc).
 MPI_Op create(MPI_User_function* fn, MPI_User_function_c* fnc, bool commute);

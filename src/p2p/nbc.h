@@ -37,6 +37,15 @@ p2p::Request* barrier(coll::Team& team);
 // lands on every rank (MPI_Iallreduce), else on `root` only.
 p2p::Request* reduce(coll::Team& team, const coll::Reduction& r, int root);
 
+// reduce_scatter(_block): slice p (counts[p] elements, in rank order; they add
+// up to r.count) of the reduction lands in r.out on rank p.  In place
+// (r.in == nullptr) the whole input is in r.out.
+p2p::Request* reduceScatter(coll::Team& team, const coll::Reduction& r, const uint64_t* counts);
+
+// scan (out = in_0 o ... o in_me) and exscan (out = in_0 o ... o in_{me-1};
+// rank 0's out is never written).
+p2p::Request* scan(coll::Team& team, const coll::Reduction& r, bool exclusive);
+
 // Intercommunicators (nbc_inter.cc).  `peers` is the schedule team holding
 // both groups (rt::Comm::peers); each group is a run of it.  The exchanges
 // above work on it unchanged (an intercommunicator's pairs are the ones

@@ -29,19 +29,6 @@ namespace shmcoll::nbc {
 
 namespace {
 
-// A private buffer for `count` elements laid out as the user's (origin inside).
-char* tempLike(Schedule* s, uint64_t count, const dt::Type* t) {
-  int64_t origin = 0;
-  const uint64_t span = spanOf(count, t, &origin);
-  return s->temp(span) + origin;
-}
-
-// acc = in[0] (op) in[1] (op) ... (op) in[k-1], folded right to left.
-void fold(const std::vector<const char*>& in, char* acc, const coll::Reduction& r) {
-  coll::selfCopy({in.back(), r.count, r.type}, {acc, r.count, r.type});
-  for (size_t j = in.size() - 1; j-- > 0;) op::apply(r.op, in[j], acc, r.count, r.dtype);
-}
-
 // Round 1 of allreduce and reduce_scatter: the local leader gathers its
 // group's inputs and folds them into the returned buffer (only the leader's
 // is meaningful).
@@ -61,7 +48,7 @@ char* gatherFold(Schedule* s, const Groups& g, const coll::Reduction& r) {
   }
   char* acc = tempLike(s, r.count, r.type);
   const coll::Reduction red = r;
-  gather.after = [in, acc, red]() { fold(in, acc, red); };
+  gather.after = [in, acc, red]() { fold(in, acc, red, red.count); };
   return acc;
 }
 
@@ -70,7 +57,7 @@ char* gatherFold(Schedule* s, const Groups& g, const coll::Reduction& r) {
 p2p::Request* interReduce(coll::Team& peers, const Groups& g, const coll::Reduction& r, int root) {
   auto* s = new Schedule(peers);  // (every member makes one: the schedules' numbers must agree)
   if (root == kInterNone) return start(s);
-  s->hold(r.type);
+  s->hold(r);
   if (root >= 0) {  // a member of the root's remote group
     s->round().xfers.push_back(
         {true, g.remoteBase + static_cast<uint32_t>(root), {static_cast<const char*>(r.in), r.count, r.type}});
@@ -86,7 +73,7 @@ p2p::Request* interReduce(coll::Team& peers, const Groups& g, const coll::Reduct
   char* acc = tempLike(s, r.count, r.type);
   const coll::Reduction red = r;
   gather.after = [in, acc, red]() {
-    fold(in, acc, red);
+    fold(in, acc, red, red.count);
     coll::selfCopy({acc, red.count, red.type}, {static_cast<const char*>(red.out), red.count, red.type});
   };
   return start(s);
@@ -94,7 +81,7 @@ p2p::Request* interReduce(coll::Team& peers, const Groups& g, const coll::Reduct
 
 p2p::Request* interAllreduce(coll::Team& peers, const Groups& g, const coll::Reduction& r) {
   auto* s = new Schedule(peers);
-  s->hold(r.type);
+  s->hold(r);
   char* acc = gatherFold(s, g, r);
   Schedule::Round& bc = s->round();
   if (acc)
@@ -106,7 +93,7 @@ p2p::Request* interAllreduce(coll::Team& peers, const Groups& g, const coll::Red
 p2p::Request* interReduceScatter(coll::Team& peers, const Groups& g, const coll::Reduction& r,
                                  const uint64_t* counts) {
   auto* s = new Schedule(peers);
-  s->hold(r.type);
+  s->hold(r);
   const uint32_t me = s->me(), leader = g.localBase;
   char* acc = gatherFold(s, g, r);
   Schedule::Round& swap = s->round();

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "coll/coll.h"
+#include "coll/streamed.h"
+#include "op/op.h"
 #include "p2p/p2p.h"
 
 namespace shmcoll::nbc {
@@ -37,6 +39,7 @@ class Schedule final : public p2p::Request {
         tag_(static_cast<int32_t>(t.nbcSeq++ & 0x7fffffffu)) {}
   ~Schedule() override {
     for (const dt::Type* t : held_) dt::release(t);
+    for (MPI_Op op : heldOps_) op::unhold(op);
   }
 
   Round& round() {
@@ -46,6 +49,13 @@ class Schedule final : public p2p::Request {
   void hold(const dt::Type* t) {
     dt::retain(t);
     held_.push_back(t);
+  }
+  // A reduction holds its datatype and its operation (the user may free
+  // both handles while the schedule runs).
+  void hold(const coll::Reduction& r) {
+    hold(r.type);
+    op::hold(r.op);
+    heldOps_.push_back(r.op);
   }
   // Private memory that lives as long as the schedule.
   char* temp(uint64_t bytes) {
@@ -105,6 +115,7 @@ class Schedule final : public p2p::Request {
   std::vector<p2p::Request*> live_;
   std::vector<std::unique_ptr<char[]>> temps_;
   std::vector<const dt::Type*> held_;
+  std::vector<MPI_Op> heldOps_;
 };
 
 inline p2p::Request* start(Schedule* s) {
@@ -119,6 +130,27 @@ inline uint64_t spanOf(uint64_t count, const dt::Type* t, int64_t* originOff) {
   *originOff = -t->trueLb;
   if (count == 0) return 0;
   return static_cast<uint64_t>((static_cast<int64_t>(count) - 1) * t->extent() + (t->trueUb - t->trueLb));
+}
+
+// A private buffer of the schedule for `count` elements of `t`, addressed
+// like a user buffer (the returned origin lies inside the allocation).
+inline char* tempLike(Schedule* s, uint64_t count, const dt::Type* t) {
+  int64_t origin = 0;
+  const uint64_t span = spanOf(count, t, &origin);
+  return s->temp(span) + origin;
+}
+
+// inout = in (op) inout for r.count elements of r's type (held by the schedule).
+inline void combine(const coll::Reduction& r, const void* in, void* inout, uint64_t count) {
+  op::apply(r.op, in, inout, count, r.dtype, r.type);
+}
+
+// acc = in[0] (op) in[1] (op) ... (op) in[k-1] over `count` elements, folded
+// right to left so that a non-commutative operation sees its arguments in
+// rank order.
+inline void fold(const std::vector<const char*>& in, char* acc, const coll::Reduction& r, uint64_t count) {
+  coll::selfCopy({in.back(), count, r.type}, {acc, count, r.type});
+  for (size_t j = in.size() - 1; j-- > 0;) combine(r, in[j], acc, count);
 }
 
 }  // namespace shmcoll::nbc

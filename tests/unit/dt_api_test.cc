@@ -277,4 +277,210 @@ TEST(DtApi, CountsAndElements) {
   for (MPI_Datatype* t : {&s, &z, &big}) MPI_Type_free(t);
 }
 
+// The large-count (_c) forms: the same checks as the int forms, named after
+// the _c function; what only 64-bit arguments can reach (sizes past the
+// largest MPI_Count, bounds past the address range) fails instead of wrapping.
+TEST(DtApi, LargeCountErrorsNameTheFunctionAndArgument) {
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  const MPI_Count big = MPI_Count{1} << 62, max = INT64_MAX;
+  EXPECT_ERR(MPI_Type_contiguous_c(-1, MPI_INT, &t), MPI_ERR_COUNT, "MPI_Type_contiguous_c", "count = -1");
+  EXPECT_ERR(MPI_Type_vector_c(2, -1, 1, MPI_INT, &t), MPI_ERR_ARG, "MPI_Type_vector_c", "blocklength = -1");
+  EXPECT_ERR(MPI_Type_vector_c(2, 1, big, MPI_DOUBLE, &t), MPI_ERR_ARG, "MPI_Type_vector_c", "stride = 4611686018427387904");
+  EXPECT_ERR(MPI_Type_contiguous_c(big, MPI_INT, &t), MPI_ERR_COUNT, "MPI_Type_contiguous_c", "MPI_Count");
+  EXPECT_ERR(MPI_Type_create_hvector_c(3, 1, big, MPI_INT, &t), MPI_ERR_ARG, "MPI_Type_create_hvector_c",
+             "address range");
+  EXPECT_ERR(MPI_Type_create_hvector_c(2, -4, 8, MPI_INT, &t), MPI_ERR_ARG, "MPI_Type_create_hvector_c",
+             "blocklength = -4");
+  const MPI_Count bl[2] = {1, -3}, d[2] = {0, 8};
+  EXPECT_ERR(MPI_Type_indexed_c(2, bl, d, MPI_INT, &t), MPI_ERR_ARG, "MPI_Type_indexed_c",
+             "array_of_blocklengths[1] = -3");
+  EXPECT_ERR(MPI_Type_create_hindexed_c(2, bl, nullptr, MPI_INT, &t), MPI_ERR_ARG, "MPI_Type_create_hindexed_c",
+             "array_of_displacements is NULL");
+  const MPI_Count far[2] = {0, big};
+  EXPECT_ERR(MPI_Type_create_indexed_block_c(2, 1, far, MPI_DOUBLE, &t), MPI_ERR_ARG,
+             "MPI_Type_create_indexed_block_c", "array_of_displacements");
+  EXPECT_ERR(MPI_Type_create_hindexed_block_c(-2, 1, far, MPI_DOUBLE, &t), MPI_ERR_COUNT,
+             "MPI_Type_create_hindexed_block_c", "count = -2");
+  const MPI_Count sbl[2] = {1, 1};
+  const MPI_Datatype ty[2] = {MPI_INT, MPI_DATATYPE_NULL};
+  EXPECT_ERR(MPI_Type_create_struct_c(2, sbl, d, ty, &t), MPI_ERR_TYPE, "MPI_Type_create_struct_c",
+             "array_of_types[1]");
+  EXPECT_ERR(MPI_Type_create_resized_c(MPI_INT, max - 5, 100, &t), MPI_ERR_ARG, "MPI_Type_create_resized_c",
+             "lb = 9223372036854775802");
+  const MPI_Count sz[2] = {4, 0}, sub[2] = {2, 0}, st[2] = {0, 0};
+  EXPECT_ERR(MPI_Type_create_subarray_c(2, sz, sub, st, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+             "MPI_Type_create_subarray_c", "array_of_sizes[1] = 0");
+  const MPI_Count huge[2] = {MPI_Count{1} << 40, MPI_Count{1} << 40}, zero[2] = {0, 0};
+  EXPECT_ERR(MPI_Type_create_subarray_c(2, huge, huge, zero, MPI_ORDER_C, MPI_CHAR, &t), MPI_ERR_COUNT,
+             "MPI_Type_create_subarray_c", "MPI_Count");
+  const MPI_Count gs[1] = {-7};
+  const int di[1] = {MPI_DISTRIBUTE_BLOCK}, da[1] = {MPI_DISTRIBUTE_DFLT_DARG}, ps[1] = {1};
+  EXPECT_ERR(MPI_Type_create_darray_c(1, 0, 1, gs, di, da, ps, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+             "MPI_Type_create_darray_c", "array_of_gsizes[0] = -7");
+  const int ps3[3] = {1 << 30, 1 << 30, 1 << 30}, di3[3] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK,
+                                                             MPI_DISTRIBUTE_BLOCK},
+            da3[3] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG};
+  const MPI_Count gs3[3] = {1 << 30, 1 << 30, 1 << 30};
+  EXPECT_ERR(MPI_Type_create_darray_c(4, 0, 3, gs3, di3, da3, ps3, MPI_ORDER_C, MPI_INT, &t), MPI_ERR_ARG,
+             "MPI_Type_create_darray_c", "is not size = 4");  // (the product of 2^90 does not wrap to 4)
+
+  // Pack, unpack, pack size.
+  int in[4] = {1, 2, 3, 4};
+  char out[16];
+  MPI_Count pos = 10, size = 0;
+  EXPECT_ERR(MPI_Pack_c(in, 2, MPI_INT, out, sizeof out, &pos, MPI_COMM_WORLD), MPI_ERR_TRUNCATE, "MPI_Pack_c",
+             "outsize = 16");
+  EXPECT_EQ(pos, 10);
+  EXPECT_ERR(MPI_Pack_c(in, -1, MPI_INT, out, sizeof out, &pos, MPI_COMM_WORLD), MPI_ERR_COUNT, "MPI_Pack_c",
+             "incount = -1");
+  EXPECT_ERR(MPI_Unpack_c(out, 4, &pos, in, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG, "MPI_Unpack_c",
+             "*position = 10");
+  MPI_Datatype g;
+  ASSERT_EQ(MPI_Type_contiguous_c(big, MPI_BYTE, &g), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&g), MPI_SUCCESS);
+  EXPECT_ERR(MPI_Pack_size_c(4, g, MPI_COMM_WORLD, &size), MPI_ERR_COUNT, "MPI_Pack_size_c", "incount = 4");
+  pos = 0;
+  EXPECT_ERR(MPI_Pack_c(in, 4, g, out, sizeof out, &pos, MPI_COMM_WORLD), MPI_ERR_COUNT, "MPI_Pack_c",
+             "incount = 4");
+  EXPECT_EQ(pos, 0);
+  ASSERT_EQ(MPI_Pack_size_c(1, g, MPI_COMM_WORLD, &size), MPI_SUCCESS);
+  EXPECT_EQ(size, big);
+  int isize = 0;
+  EXPECT_ERR(MPI_Pack_size(1, g, MPI_COMM_WORLD, &isize), MPI_ERR_VALUE_TOO_LARGE, "MPI_Pack_size", "int");
+  EXPECT_ERR(MPI_Type_contiguous_c(4, g, &t), MPI_ERR_COUNT, "MPI_Type_contiguous_c", "MPI_Count");
+
+  // The MPI-3 queries refuse a large-count type (MPI-4.0: MPI_ERR_TYPE).
+  int ni, na, nd, comb, ints[4];
+  MPI_Aint addrs[4];
+  MPI_Datatype kids[2];
+  EXPECT_ERR(MPI_Type_get_envelope(g, &ni, &na, &nd, &comb), MPI_ERR_TYPE, "MPI_Type_get_envelope",
+             "MPI_Type_get_envelope_c");
+  EXPECT_ERR(MPI_Type_get_contents(g, 4, 4, 2, ints, addrs, kids), MPI_ERR_TYPE, "MPI_Type_get_contents",
+             "MPI_Type_get_contents_c");
+  MPI_Count counts[2];
+  EXPECT_ERR(MPI_Type_get_contents_c(g, 4, 4, 0, 2, ints, addrs, counts, kids), MPI_ERR_ARG,
+             "MPI_Type_get_contents_c", "max_large_counts = 0");
+  MPI_Count cni, cna, cnc, cnd;
+  ASSERT_EQ(MPI_Type_get_envelope_c(g, &cni, &cna, &cnc, &cnd, &comb), MPI_SUCCESS);
+  EXPECT_EQ(comb, MPI_COMBINER_CONTIGUOUS);
+  EXPECT_EQ(cni + cna, 0);
+  EXPECT_EQ(cnc, 1);
+  EXPECT_EQ(cnd, 1);
+  ASSERT_EQ(MPI_Type_get_contents_c(g, 0, 0, 1, 1, nullptr, nullptr, counts, kids), MPI_SUCCESS);
+  EXPECT_EQ(counts[0], big);
+  EXPECT_EQ(kids[0], MPI_BYTE);
+  MPI_Type_free(&g);
+}
+
+// A cyclic darray over 2^33 elements is one vector, not 2^31 runs: building
+// it is instant and its bounds are exact.
+TEST(DtApi, LargeCyclicDarrayIsCompact) {
+  const MPI_Count gs[1] = {MPI_Count{1} << 33};
+  const int di[1] = {MPI_DISTRIBUTE_CYCLIC}, da[1] = {3}, ps[1] = {4};
+  MPI_Datatype t;
+  ASSERT_EQ(MPI_Type_create_darray_c(4, 3, 1, gs, di, da, ps, MPI_ORDER_C, MPI_SHORT, &t), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&t), MPI_SUCCESS);
+  // Rank 3 owns runs of 3 shorts at 9 + 12k; 2^33 = 12 * 715827882 + 8, so the
+  // last run starts past the end: 715827882 full runs.
+  MPI_Count size, lb, ext, tlb, text;
+  MPI_Type_size_c(t, &size);
+  MPI_Type_get_extent_c(t, &lb, &ext);
+  MPI_Type_get_true_extent_c(t, &tlb, &text);
+  EXPECT_EQ(size, MPI_Count{715827882} * 3 * 2);
+  EXPECT_EQ(ext, (MPI_Count{1} << 33) * 2);
+  EXPECT_EQ(tlb, 9 * 2);
+  EXPECT_EQ(tlb + text, (MPI_Count{12} * 715827881 + 9 + 3) * 2);
+  // Packing a window of it: the first two runs.
+  std::vector<short> buf(64);
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<short>(i);
+  MPI_Datatype win;
+  const MPI_Count gw[1] = {24};
+  ASSERT_EQ(MPI_Type_create_darray_c(4, 3, 1, gw, di, da, ps, MPI_ORDER_C, MPI_SHORT, &win), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&win), MPI_SUCCESS);
+  short packed[6];
+  MPI_Count pos = 0;
+  ASSERT_EQ(MPI_Pack_c(buf.data(), 1, win, packed, sizeof packed, &pos, MPI_COMM_WORLD), MPI_SUCCESS);
+  const short want[6] = {9, 10, 11, 21, 22, 23};
+  EXPECT_EQ(0, std::memcmp(packed, want, sizeof want));
+  EXPECT_EQ(pos, 12);
+  MPI_Type_free(&win);
+  MPI_Type_free(&t);
+}
+
+// MPI_Type_create_darray(_c) against a brute-force reading of the standard:
+// a process owns global index i of a dimension when i / b == its coordinate
+// (block) or (i / b) % p == its coordinate (cyclic), and its type map is
+// the owned elements in the storage order of the whole array.  Random
+// shapes, every process of the grid, both orders, both forms.
+TEST(DtApi, DarrayMatchesBruteForce) {
+  uint64_t seed = 12345;
+  auto rnd = [&](int n) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int>((seed >> 33) % static_cast<uint64_t>(n));
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    const int ndims = 1 + rnd(3);
+    int gs[3], di[3], da[3], ps[3], size = 1;
+    MPI_Count cgs[3];
+    for (int d = 0; d < ndims; ++d) {
+      gs[d] = 1 + rnd(9);
+      cgs[d] = gs[d];
+      di[d] = rnd(3) == 0 ? MPI_DISTRIBUTE_NONE : rnd(2) ? MPI_DISTRIBUTE_CYCLIC : MPI_DISTRIBUTE_BLOCK;
+      ps[d] = di[d] == MPI_DISTRIBUTE_NONE ? 1 : 1 + rnd(3);
+      da[d] = MPI_DISTRIBUTE_DFLT_DARG;
+      if (di[d] == MPI_DISTRIBUTE_CYCLIC && rnd(2)) da[d] = 1 + rnd(3);
+      if (di[d] == MPI_DISTRIBUTE_BLOCK && rnd(2)) da[d] = (gs[d] + ps[d] - 1) / ps[d] + rnd(2);
+      size *= ps[d];
+    }
+    const int order = rnd(2) ? MPI_ORDER_C : MPI_ORDER_FORTRAN;
+    int total = 1;
+    for (int d = 0; d < ndims; ++d) total *= gs[d];
+    std::vector<int> src(total);
+    for (int i = 0; i < total; ++i) src[i] = i * 7 + 1;
+    for (int rank = 0; rank < size; ++rank) {
+      int coord[3], r = rank;
+      for (int d = ndims - 1; d >= 0; --d) coord[d] = r % ps[d], r /= ps[d];
+      std::vector<int> want;
+      for (int lin = 0; lin < total; ++lin) {
+        int idx[3], rest = lin;  // the per-dimension index of storage position lin
+        for (int k = 0; k < ndims; ++k) {
+          const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;
+          idx[d] = rest % gs[d], rest /= gs[d];
+        }
+        bool mine = true;
+        for (int d = 0; d < ndims; ++d) {
+          if (di[d] == MPI_DISTRIBUTE_NONE) continue;
+          const int b = da[d] != MPI_DISTRIBUTE_DFLT_DARG ? da[d]
+                        : di[d] == MPI_DISTRIBUTE_BLOCK   ? (gs[d] + ps[d] - 1) / ps[d]
+                                                          : 1;
+          mine &= di[d] == MPI_DISTRIBUTE_BLOCK ? idx[d] / b == coord[d] : (idx[d] / b) % ps[d] == coord[d];
+        }
+        if (mine) want.push_back(src[lin]);
+      }
+      for (int form = 0; form < 2; ++form) {
+        MPI_Datatype t;
+        const int rc = form ? MPI_Type_create_darray_c(size, rank, ndims, cgs, di, da, ps, order, MPI_INT, &t)
+                            : MPI_Type_create_darray(size, rank, ndims, gs, di, da, ps, order, MPI_INT, &t);
+        ASSERT_EQ(rc, MPI_SUCCESS) << "trial " << trial << ": " << text(rc);
+        ASSERT_EQ(MPI_Type_commit(&t), MPI_SUCCESS);
+        int tsize = -1;
+        MPI_Aint lb, ext;
+        MPI_Type_size(t, &tsize);
+        MPI_Type_get_extent(t, &lb, &ext);
+        EXPECT_EQ(tsize, static_cast<int>(want.size() * sizeof(int))) << "trial " << trial << " rank " << rank;
+        EXPECT_EQ(lb, 0);
+        EXPECT_EQ(ext, static_cast<MPI_Aint>(total * sizeof(int)));
+        std::vector<int> got(want.size() + 1, -1);
+        int pos = 0;
+        ASSERT_EQ(MPI_Pack(src.data(), 1, t, got.data(), static_cast<int>(got.size() * sizeof(int)), &pos,
+                           MPI_COMM_WORLD),
+                  MPI_SUCCESS);
+        got.pop_back();
+        EXPECT_EQ(got, want) << "trial " << trial << " rank " << rank << " form " << form;
+        MPI_Type_free(&t);
+      }
+    }
+  }
+}
+
 }  // namespace
