@@ -423,15 +423,28 @@ SHMCOLL_API(int, MPI_Start, (MPI_Request * request)) {
 SHMCOLL_API(int, MPI_Startall, (int count, MPI_Request array_of_requests[])) {
   const char* fn = "MPI_Startall";
   if (int rc = checkArray(fn, count, array_of_requests)) return rc;
-  for (int i = 0; i < count; ++i) {
+  // Nothing starts unless all can: every request persistent, inactive, and
+  // named once (a second start of one request would overwrite the first).
+  int rc = MPI_SUCCESS, i = 0;
+  for (; i < count && rc == MPI_SUCCESS; ++i) {
     RequestEntry* e = requestEntry(array_of_requests[i]);
-    SHMCOLL_REQUIRE(e && e->persistent, kNoComm, fn, MPI_ERR_REQUEST,
-                    "array_of_requests[%d] = %#x is not a persistent request", i,
-                    static_cast<unsigned>(array_of_requests[i]));
-    SHMCOLL_REQUIRE(!e->op, e->comm, fn, MPI_ERR_REQUEST, "array_of_requests[%d] is already active", i);
+    if (!e || !e->persistent) {
+      rc = raisef(kNoComm, fn, MPI_ERR_REQUEST, "array_of_requests[%d] = %#x is not a persistent request", i,
+                  static_cast<unsigned>(array_of_requests[i]));
+    } else if (e->op) {
+      rc = raisef(e->comm, fn, MPI_ERR_REQUEST, "array_of_requests[%d] is already active", i);
+    } else if (e->starting) {
+      rc = raisef(e->comm, fn, MPI_ERR_REQUEST, "array_of_requests[%d] = %#x appears twice in the array", i,
+                  static_cast<unsigned>(array_of_requests[i]));
+    } else {
+      e->starting = true;
+    }
   }
-  for (int i = 0; i < count; ++i) {
-    RequestEntry* e = requestEntry(array_of_requests[i]);
+  for (int j = 0; j < i; ++j)
+    if (RequestEntry* e = requestEntry(array_of_requests[j])) e->starting = false;
+  if (rc) return rc;
+  for (int k = 0; k < count; ++k) {
+    RequestEntry* e = requestEntry(array_of_requests[k]);
     e->op = e->start();
   }
   return MPI_SUCCESS;

@@ -22,6 +22,7 @@ struct RequestEntry {
   MPI_Comm comm = MPI_COMM_NULL;
   const char* what = "";       // the function that made it (for error messages)
   bool persistent = false;
+  bool starting = false;                 // MPI_Startall: seen earlier in the array being checked
   std::function<p2p::Request*()> start;  // persistent: starts one instance
   const dt::Type* heldType = nullptr;    // persistent: a datatype reference held until MPI_Request_free
   bool live = false;
