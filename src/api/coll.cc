@@ -92,7 +92,8 @@ class InPlaceArgs : public coll::ExchangeArgs {
   std::vector<char> data_;
 };
 
-int run(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a, bool inPlace) {
+template <class A>
+int run(rt::Comm* c, const char* fn, const A& a, bool inPlace) {
   if (c->inter) return api::runInter(c, fn, a, {true, true});  // (every pair across the groups)
   if (api::gNonblocking) return api::runExchange(c, fn, a, inPlace && !a.broadcast);
   if (inPlace && !a.broadcast) {

@@ -1,6 +1,6 @@
 // Shared by the collective entry points (coll.cc, coll_rooted.cc,
 // coll_reduce.cc): argument checks that name the function and the argument,
-// and the hand-off to the engine.
+// and the hand-off to the engine or to a nonblocking schedule.
 //
 // Each entry point exists twice, with int counts (MPI_X) and with MPI_Count
 // counts and MPI_Aint displacements (MPI-4 big count, MPI_X_c); both call one
@@ -9,6 +9,8 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <type_traits>
+#include <utility>
 
 #include "api/api.h"
 #include "api/request.h"
@@ -21,6 +23,49 @@ namespace shmcoll::api {
 inline const dt::Type* byteType() {
   static const dt::Type* t = dt::fromHandle(MPI_BYTE);
   return t;
+}
+
+// ---- nonblocking mode -------------------------------------------------------------
+//
+// An MPI_I<collective> entry point runs the blocking entry point's template
+// (the same checks, the same per-pair blocks) inside startNonblocking(); the
+// hand-off points (runExchange, finishInter, the reductions) then call
+// launch() with a function that starts a schedule of point-to-point messages
+// (p2p/nbc.h) and hands out its request instead of running the operation.
+// The library is called by one thread at a time (MPI_THREAD_SERIALIZED at
+// most), so one pointer is enough.
+
+struct Nonblocking {
+  MPI_Request* out = nullptr;  // the caller's request
+  bool started = false;
+};
+extern Nonblocking* gNonblocking;
+
+// Nonblocking mode: starts `make` and hands out its request.  `make` owns
+// what it uses (captures by value), so that it could also be kept and run
+// later.
+template <class Make>
+void launch(rt::Comm* c, const char* fn, Make&& make) {
+  *gNonblocking->out = newRequest(make(), c->handle, fn);
+  gNonblocking->started = true;
+}
+
+// Hands out an operation already started.
+inline void handOut(rt::Comm* c, const char* fn, p2p::Request* op) {
+  *gNonblocking->out = newRequest(op, c->handle, fn);
+  gNonblocking->started = true;
+}
+
+template <class F>
+int startNonblocking(const char* fn, MPI_Comm comm, MPI_Request* request, F&& call) {
+  SHMCOLL_REQUIRE(request, comm, fn, MPI_ERR_ARG, "request is NULL");
+  Nonblocking nb{request, false};
+  gNonblocking = &nb;
+  int rc = call();
+  gNonblocking = nullptr;
+  // A call that had nothing to start (no error, nothing to move) is complete.
+  if (rc == MPI_SUCCESS && !nb.started) *request = newRequest(new DoneRequest, comm, fn);
+  return rc;
 }
 
 #define CHECK_ARG(expr)               \
@@ -148,39 +193,13 @@ coll::Block vectorBlock(const Side& s, const C* counts, const D* displs, uint32_
   return {s.buf + s.ext * static_cast<int64_t>(displs[p]), static_cast<uint64_t>(counts[p]), s.type};
 }
 
-// Nonblocking mode.  An MPI_I<collective> entry point runs the blocking
-// entry point's template (the same checks, the same per-pair blocks) inside
-// startNonblocking(); the hand-off points below then start a schedule of
-// point-to-point messages (p2p/nbc.h) and hand out its request instead of
-// running the operation.  The library is called by one thread at a time
-// (MPI_THREAD_SERIALIZED at most), so one pointer is enough.
-struct Nonblocking {
-  MPI_Request* out = nullptr;
-  bool started = false;
-};
-extern Nonblocking* gNonblocking;
-
-inline void handOut(rt::Comm* c, const char* fn, p2p::Request* op) {
-  *gNonblocking->out = newRequest(op, c->handle, fn);
-  gNonblocking->started = true;
-}
-
-template <class F>
-int startNonblocking(const char* fn, MPI_Comm comm, MPI_Request* request, F&& call) {
-  SHMCOLL_REQUIRE(request, comm, fn, MPI_ERR_ARG, "request is NULL");
-  Nonblocking nb{request, false};
-  gNonblocking = &nb;
-  int rc = call();
-  gNonblocking = nullptr;
-  // A call that had nothing to start (no error, nothing to move) is complete.
-  if (rc == MPI_SUCCESS && !nb.started) *request = newRequest(new DoneRequest, comm, fn);
-  return rc;
-}
-
-// Runs an exchange and routes a failure through the communicator's handler.
-inline int runExchange(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a, bool inPlace = false) {
+// Runs an exchange and routes a failure through the communicator's handler;
+// in nonblocking mode, launches it as a schedule instead.  The schedule maker
+// holds a copy of the argument object (an A, not the base class).
+template <class A>
+int runExchange(rt::Comm* c, const char* fn, const A& a, bool inPlace = false) {
   if (gNonblocking) {
-    handOut(c, fn, nbc::exchange(c->team, a, inPlace));
+    launch(c, fn, [team = &c->team, a, inPlace] { return nbc::exchange(*team, a, inPlace); });
     return MPI_SUCCESS;
   }
   if (int rc = coll::exchange(c->team, a)) return raise(c->handle, fn, rc);
@@ -245,9 +264,24 @@ inline int finishInter(rt::Comm* c, const char* fn, p2p::Request* op) {
   return MPI_SUCCESS;
 }
 
-inline int runInter(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a, InterPlan plan) {
-  InterArgs ia(a, *c, plan);
-  return finishInter(c, fn, nbc::exchange(c->peers, ia, false));
+// The same for a schedule `make` starts (it owns what it uses): launched in
+// nonblocking mode, else started and waited for.
+template <class Make>
+  requires std::is_invocable_r_v<p2p::Request*, Make>
+int finishInter(rt::Comm* c, const char* fn, Make&& make) {
+  if (gNonblocking) {
+    launch(c, fn, std::forward<Make>(make));
+    return MPI_SUCCESS;
+  }
+  return finishInter(c, fn, make());
+}
+
+template <class A>
+int runInter(rt::Comm* c, const char* fn, const A& a, InterPlan plan) {
+  return finishInter(c, fn, [c, a, plan] {
+    InterArgs ia(a, *c, plan);
+    return nbc::exchange(c->peers, ia, false);
+  });
 }
 
 }  // namespace shmcoll::api

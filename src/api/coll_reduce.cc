@@ -68,7 +68,8 @@ int interReduce(rt::Comm* c, const Checker& k, const void* sendbuf, void* recvbu
     r.out = atRoot ? recvbuf : nullptr;
   }
   const int role = root == MPI_ROOT ? nbc::kInterRoot : root == MPI_PROC_NULL ? nbc::kInterNone : root;
-  return api::finishInter(c, k.fn, nbc::interReduce(c->peers, api::groupsOf(*c), r, role));
+  return api::finishInter(c, k.fn,
+                          [c, r, role] { return nbc::interReduce(c->peers, api::groupsOf(*c), r, role); });
 }
 
 int interAllreduce(rt::Comm* c, const Checker& k, const void* sendbuf, void* recvbuf, int64_t count,
@@ -76,7 +77,7 @@ int interAllreduce(rt::Comm* c, const Checker& k, const void* sendbuf, void* rec
   CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
-  return api::finishInter(c, k.fn, nbc::interAllreduce(c->peers, api::groupsOf(*c), r));
+  return api::finishInter(c, k.fn, [c, r] { return nbc::interAllreduce(c->peers, api::groupsOf(*c), r); });
 }
 
 template <class C>
@@ -101,7 +102,7 @@ int reduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Data
   r.in = inPlace ? nullptr : sendbuf;
   r.out = atRoot ? recvbuf : nullptr;  // only the root's out is significant
   if (api::gNonblocking) {
-    api::handOut(c, fn, nbc::reduce(c->team, r, root));
+    api::launch(c, fn, [team = &c->team, r, root] { return nbc::reduce(*team, r, root); });
     return MPI_SUCCESS;
   }
   return done(c, fn, coll::reduce(c->team, r, static_cast<uint32_t>(root)));
@@ -116,7 +117,7 @@ int allreduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_D
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
   if (api::gNonblocking) {
-    api::handOut(c, fn, nbc::reduce(c->team, r, -1));
+    api::launch(c, fn, [team = &c->team, r] { return nbc::reduce(*team, r, -1); });
     return MPI_SUCCESS;
   }
   return done(c, fn, coll::allreduce(c->team, r));
