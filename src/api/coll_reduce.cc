@@ -7,7 +7,9 @@
 // recvbuf), and at the root only for reduce.  The operation must be defined
 // on the datatype (op::check: MPI_ERR_OP otherwise).  On an intercommunicator
 // (not scan and exscan, which the standard does not define there) each group
-// gets the other group's inputs reduced.
+// gets the other group's inputs reduced.  The nonblocking (MPI_I...) and
+// persistent (MPI_..._init) forms of reduce and allreduce run the same
+// templates in another mode (coll_common.h).
 #include <vector>
 
 #include "api/coll_common.h"
@@ -262,5 +264,42 @@ SHMCOLL_API(int, MPI_Iallreduce_c,
              MPI_Request* request)) {
   return api::startNonblocking("MPI_Iallreduce_c", comm, request, [&] {
     return allreduce("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm);
+  });
+}
+
+// ---- persistent forms (same checks; see api::initPersistent, coll_persistent.cc) --------------
+//
+// (MPI_Reduce_scatter(_block)_init, MPI_Scan_init and MPI_Exscan_init wait for
+// the nonblocking reduce-scatter and scan schedules.)
+
+SHMCOLL_API(int, MPI_Reduce_init,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Reduce_init", comm, info, request, [&] {
+    return reduce("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, root, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Reduce_init_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+             MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Reduce_init_c", comm, info, request, [&] {
+    return reduce("MPI_Reduce_init_c", sendbuf, recvbuf, count, datatype, op, root, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Allreduce_init,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Allreduce_init", comm, info, request, [&] {
+    return allreduce("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Allreduce_init_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Allreduce_init_c", comm, info, request, [&] {
+    return allreduce("MPI_Allreduce_init_c", sendbuf, recvbuf, count, datatype, op, comm);
   });
 }

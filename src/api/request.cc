@@ -277,6 +277,13 @@ SHMCOLL_API(int, MPI_Request_free, (MPI_Request * request)) {
   if (int rc = checkOne(fn, request)) return rc;
   SHMCOLL_REQUIRE(*request != MPI_REQUEST_NULL, kNoComm, fn, MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
   RequestEntry* e = requestEntry(*request);
+  // MPI-4.0 permits freeing an active request only for point-to-point
+  // operations; an active persistent collective is refused (and stays active:
+  // complete it, then free it).
+  SHMCOLL_REQUIRE(!(e->collective && e->op), e->comm, fn, MPI_ERR_REQUEST,
+                  "request = %#x is an active persistent collective request (%s); complete it (MPI_Wait, MPI_Test, "
+                  "...) before freeing it",
+                  static_cast<unsigned>(*request), e->what);
   if (e->op) p2p::release(e->op);
   if (e->heldType) dt::release(e->heldType);
   dropRequest(*request);
@@ -289,6 +296,9 @@ SHMCOLL_API(int, MPI_Cancel, (MPI_Request * request)) {
   if (int rc = checkOne(fn, request)) return rc;
   SHMCOLL_REQUIRE(*request != MPI_REQUEST_NULL, kNoComm, fn, MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
   RequestEntry* e = requestEntry(*request);
+  SHMCOLL_REQUIRE(!e->collective, e->comm, fn, MPI_ERR_REQUEST,
+                  "request = %#x is a persistent collective request (%s), which cannot be cancelled",
+                  static_cast<unsigned>(*request), e->what);
   // A receive not yet matched is cancelled; anything else completes normally
   // (the standard allows a cancel to fail), and MPI_Test_cancelled says which.
   if (e->op && !e->op->done) e->op->cancel();
