@@ -2,7 +2,9 @@
 // forms: argument checks, then one call into the engine (coll::exchange) with
 // the arguments as per-peer blocks.  On an intercommunicator the blocks are
 // indexed by remote rank and each group's data goes to the other group
-// (api::runInter); MPI_IN_PLACE is not allowed there.
+// (api::runInter); MPI_IN_PLACE is not allowed there.  The nonblocking
+// (MPI_I...) and persistent (MPI_..._init) forms run the same templates in
+// another mode (coll_common.h).
 #include <cstring>
 #include <vector>
 
@@ -92,7 +94,8 @@ class InPlaceArgs : public coll::ExchangeArgs {
   std::vector<char> data_;
 };
 
-int run(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a, bool inPlace) {
+template <class A>
+int run(rt::Comm* c, const char* fn, const A& a, bool inPlace) {
   if (c->inter) return api::runInter(c, fn, a, {true, true});  // (every pair across the groups)
   if (api::gNonblocking) return api::runExchange(c, fn, a, inPlace && !a.broadcast);
   if (inPlace && !a.broadcast) {
@@ -394,4 +397,81 @@ SHMCOLL_API(int, MPI_Iallgatherv_c,
              const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
              MPI_Request* request)) {
   return NB("MPI_Iallgatherv_c", allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+}
+
+// ---- persistent forms (same checks and blocks; see api::initPersistent, coll_persistent.cc) ----
+
+SHMCOLL_API(int, MPI_Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  static const char* fn = "MPI_Barrier_init";
+  return api::initPersistent(fn, comm, info, request, [&] {
+    COMM_OR_FAIL(c, comm, fn);
+    api::launch(c, fn, [team = &rt::scheduleTeam(*c)] { return nbc::barrier(*team); });
+    return MPI_SUCCESS;
+  });
+}
+
+#define PERSISTENT(NAME, IMPL, ...) \
+  api::initPersistent(NAME, comm, info, request, [&] { return IMPL(NAME, __VA_ARGS__); })
+
+SHMCOLL_API(int, MPI_Alltoall_init,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return PERSISTENT("MPI_Alltoall_init", alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Alltoall_init_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return PERSISTENT("MPI_Alltoall_init_c", alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Alltoallv_init,
+            (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+             const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+             MPI_Request* request)) {
+  return PERSISTENT("MPI_Alltoallv_init", alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                    rdispls, recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Alltoallv_init_c,
+            (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
+             void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+             MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return PERSISTENT("MPI_Alltoallv_init_c", alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                    rdispls, recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Alltoallw_init,
+            (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+             void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return PERSISTENT("MPI_Alltoallw_init", alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                    rdispls, recvtypes, comm);
+}
+SHMCOLL_API(int, MPI_Alltoallw_init_c,
+            (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+             const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+             const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return PERSISTENT("MPI_Alltoallw_init_c", alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                    rdispls, recvtypes, comm);
+}
+SHMCOLL_API(int, MPI_Allgather_init,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return PERSISTENT("MPI_Allgather_init", allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Allgather_init_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return PERSISTENT("MPI_Allgather_init_c", allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                    comm);
+}
+SHMCOLL_API(int, MPI_Allgatherv_init,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+             const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return PERSISTENT("MPI_Allgatherv_init", allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                    recvtype, comm);
+}
+SHMCOLL_API(int, MPI_Allgatherv_init_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+             const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return PERSISTENT("MPI_Allgatherv_init_c", allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                    recvtype, comm);
 }

@@ -1,6 +1,7 @@
 // Shared by the collective entry points (coll.cc, coll_rooted.cc,
 // coll_reduce.cc): argument checks that name the function and the argument,
-// and the hand-off to the engine.
+// and the hand-off to the engine, to a nonblocking schedule, or to a
+// persistent request (coll_persistent.cc).
 //
 // Each entry point exists twice, with int counts (MPI_X) and with MPI_Count
 // counts and MPI_Aint displacements (MPI-4 big count, MPI_X_c); both call one
@@ -9,6 +10,10 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "api/api.h"
 #include "api/request.h"
@@ -21,6 +26,93 @@ namespace shmcoll::api {
 inline const dt::Type* byteType() {
   static const dt::Type* t = dt::fromHandle(MPI_BYTE);
   return t;
+}
+
+// ---- nonblocking and persistent modes ---------------------------------------------
+//
+// An MPI_I<collective> entry point runs the blocking entry point's template
+// (the same checks, the same per-pair blocks) inside startNonblocking(); an
+// MPI_<collective>_init entry point runs it inside initPersistent().  The
+// hand-off points (runExchange, finishInter, the reductions) then call
+// launch() with a function that starts a schedule of point-to-point messages
+// (p2p/nbc.h): nonblocking, it runs at once and its request is handed out;
+// persistent, it is kept, with everything it needs held by value, and runs at
+// every MPI_Start (coll_persistent.cc).  The library is called by one thread
+// at a time (MPI_THREAD_SERIALIZED at most), so one pointer is enough.
+
+// Starts one instance of a collective as a schedule; returns its request.
+using Starter = std::function<p2p::Request*()>;
+
+// What an _init call collects: the starter, and a reference to every
+// datatype its arguments named (MPI_Type_free may come before the request is
+// freed).
+struct PersistentInit {
+  Starter start;
+  std::vector<const dt::Type*> held;
+};
+
+struct Nonblocking {
+  MPI_Request* out = nullptr;        // nonblocking: the caller's request
+  PersistentInit* record = nullptr;  // persistent: keep the starter here instead
+  bool started = false;
+};
+extern Nonblocking* gNonblocking;
+
+// Nonblocking or persistent mode: starts `make` now and hands out its request,
+// or keeps it.  `make` must own what it uses (capture by value).
+template <class Make>
+void launch(rt::Comm* c, const char* fn, Make&& make) {
+  if (gNonblocking->record) {
+    gNonblocking->record->start = std::forward<Make>(make);
+  } else {
+    *gNonblocking->out = newRequest(make(), c->handle, fn);
+  }
+  gNonblocking->started = true;
+}
+
+// Hands out an operation already started (nonblocking mode only: a
+// persistent request must be able to start it again, see launch()).
+inline void handOut(rt::Comm* c, const char* fn, p2p::Request* op) {
+  *gNonblocking->out = newRequest(op, c->handle, fn);
+  gNonblocking->started = true;
+}
+
+template <class F>
+int startNonblocking(const char* fn, MPI_Comm comm, MPI_Request* request, F&& call) {
+  SHMCOLL_REQUIRE(request, comm, fn, MPI_ERR_ARG, "request is NULL");
+  Nonblocking nb{request, nullptr, false};
+  gNonblocking = &nb;
+  int rc = call();
+  gNonblocking = nullptr;
+  // A call that had nothing to start (no error, nothing to move) is complete.
+  if (rc == MPI_SUCCESS && !nb.started) *request = newRequest(new DoneRequest, comm, fn);
+  return rc;
+}
+
+// The second half of initPersistent (coll_persistent.cc): after the checks
+// (`rc`), checks `info` and makes the inactive persistent request, or drops
+// what `init` holds.
+int finishPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* request, PersistentInit& init,
+                     int rc);
+
+template <class F>
+int initPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* request, F&& call) {
+  SHMCOLL_REQUIRE(request, comm, fn, MPI_ERR_ARG, "request is NULL");
+  PersistentInit init;
+  Nonblocking nb{nullptr, &init, false};
+  gNonblocking = &nb;
+  int rc = call();
+  gNonblocking = nullptr;
+  return finishPersistent(fn, comm, info, request, init, rc);
+}
+
+// Persistent mode: a datatype the arguments resolved to is held for the
+// request's lifetime.
+inline void keepType(const dt::Type* t) {
+  if (gNonblocking && gNonblocking->record) [[unlikely]] {
+    dt::retain(t);
+    gNonblocking->record->held.push_back(t);
+  }
 }
 
 #define CHECK_ARG(expr)               \
@@ -46,6 +138,7 @@ struct Checker {
                     h == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype");
     if (!t->committed)
       return raisef(comm, fn, MPI_ERR_TYPE, "%s is a derived datatype that was not committed (MPI_Type_commit)", arg);
+    keepType(t);
     *out = t;
     return MPI_SUCCESS;
   }
@@ -54,6 +147,7 @@ struct Checker {
   int typeAt(const char* array, uint32_t i, MPI_Datatype h, const dt::Type** out) const {
     const dt::Type* t = dt::fromHandle(h);
     if (t && t->committed) {
+      keepType(t);
       *out = t;
       return MPI_SUCCESS;
     }
@@ -148,39 +242,14 @@ coll::Block vectorBlock(const Side& s, const C* counts, const D* displs, uint32_
   return {s.buf + s.ext * static_cast<int64_t>(displs[p]), static_cast<uint64_t>(counts[p]), s.type};
 }
 
-// Nonblocking mode.  An MPI_I<collective> entry point runs the blocking
-// entry point's template (the same checks, the same per-pair blocks) inside
-// startNonblocking(); the hand-off points below then start a schedule of
-// point-to-point messages (p2p/nbc.h) and hand out its request instead of
-// running the operation.  The library is called by one thread at a time
-// (MPI_THREAD_SERIALIZED at most), so one pointer is enough.
-struct Nonblocking {
-  MPI_Request* out = nullptr;
-  bool started = false;
-};
-extern Nonblocking* gNonblocking;
-
-inline void handOut(rt::Comm* c, const char* fn, p2p::Request* op) {
-  *gNonblocking->out = newRequest(op, c->handle, fn);
-  gNonblocking->started = true;
-}
-
-template <class F>
-int startNonblocking(const char* fn, MPI_Comm comm, MPI_Request* request, F&& call) {
-  SHMCOLL_REQUIRE(request, comm, fn, MPI_ERR_ARG, "request is NULL");
-  Nonblocking nb{request, false};
-  gNonblocking = &nb;
-  int rc = call();
-  gNonblocking = nullptr;
-  // A call that had nothing to start (no error, nothing to move) is complete.
-  if (rc == MPI_SUCCESS && !nb.started) *request = newRequest(new DoneRequest, comm, fn);
-  return rc;
-}
-
-// Runs an exchange and routes a failure through the communicator's handler.
-inline int runExchange(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a, bool inPlace = false) {
+// Runs an exchange and routes a failure through the communicator's handler;
+// in nonblocking and persistent mode, launches it as a schedule instead.  The
+// schedule maker holds a copy of the argument object (an A, not the base
+// class: a persistent request runs it again at every MPI_Start).
+template <class A>
+int runExchange(rt::Comm* c, const char* fn, const A& a, bool inPlace = false) {
   if (gNonblocking) {
-    handOut(c, fn, nbc::exchange(c->team, a, inPlace));
+    launch(c, fn, [team = &c->team, a, inPlace] { return nbc::exchange(*team, a, inPlace); });
     return MPI_SUCCESS;
   }
   if (int rc = coll::exchange(c->team, a)) return raise(c->handle, fn, rc);
@@ -245,9 +314,24 @@ inline int finishInter(rt::Comm* c, const char* fn, p2p::Request* op) {
   return MPI_SUCCESS;
 }
 
-inline int runInter(rt::Comm* c, const char* fn, const coll::ExchangeArgs& a, InterPlan plan) {
-  InterArgs ia(a, *c, plan);
-  return finishInter(c, fn, nbc::exchange(c->peers, ia, false));
+// The same for a schedule `make` starts (it owns what it uses): launched in
+// nonblocking and persistent mode, else started and waited for.
+template <class Make>
+  requires std::is_invocable_r_v<p2p::Request*, Make>
+int finishInter(rt::Comm* c, const char* fn, Make&& make) {
+  if (gNonblocking) {
+    launch(c, fn, std::forward<Make>(make));
+    return MPI_SUCCESS;
+  }
+  return finishInter(c, fn, make());
+}
+
+template <class A>
+int runInter(rt::Comm* c, const char* fn, const A& a, InterPlan plan) {
+  return finishInter(c, fn, [c, a, plan] {
+    InterArgs ia(a, *c, plan);
+    return nbc::exchange(c->peers, ia, false);
+  });
 }
 
 }  // namespace shmcoll::api

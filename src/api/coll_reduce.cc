@@ -8,7 +8,9 @@
 // recvbuf), and at the root only for reduce.  The operation must be defined
 // on the datatype (op::check: MPI_ERR_OP otherwise).  On an intercommunicator
 // (not scan and exscan, which the standard does not define there) each group
-// gets the other group's inputs reduced.
+// gets the other group's inputs reduced.  The nonblocking (MPI_I...) and
+// persistent (MPI_..._init) forms of reduce and allreduce run the same
+// templates in another mode (coll_common.h).
 #include <vector>
 
 #include "api/coll_common.h"
@@ -69,7 +71,8 @@ int interReduce(rt::Comm* c, const Checker& k, const void* sendbuf, void* recvbu
     r.out = atRoot ? recvbuf : nullptr;
   }
   const int role = root == MPI_ROOT ? nbc::kInterRoot : root == MPI_PROC_NULL ? nbc::kInterNone : root;
-  return api::finishInter(c, k.fn, nbc::interReduce(c->peers, api::groupsOf(*c), r, role));
+  return api::finishInter(c, k.fn,
+                          [c, r, role] { return nbc::interReduce(c->peers, api::groupsOf(*c), r, role); });
 }
 
 int interAllreduce(rt::Comm* c, const Checker& k, const void* sendbuf, void* recvbuf, int64_t count,
@@ -77,7 +80,7 @@ int interAllreduce(rt::Comm* c, const Checker& k, const void* sendbuf, void* rec
   CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
-  return api::finishInter(c, k.fn, nbc::interAllreduce(c->peers, api::groupsOf(*c), r));
+  return api::finishInter(c, k.fn, [c, r] { return nbc::interAllreduce(c->peers, api::groupsOf(*c), r); });
 }
 
 template <class C>
@@ -102,7 +105,7 @@ int reduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Data
   r.in = inPlace ? nullptr : sendbuf;
   r.out = atRoot ? recvbuf : nullptr;  // only the root's out is significant
   if (api::gNonblocking) {
-    api::handOut(c, fn, nbc::reduce(c->team, r, root));
+    api::launch(c, fn, [team = &c->team, r, root] { return nbc::reduce(*team, r, root); });
     return MPI_SUCCESS;
   }
   return done(c, fn, coll::reduce(c->team, r, static_cast<uint32_t>(root)));
@@ -117,7 +120,7 @@ int allreduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_D
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
   if (api::gNonblocking) {
-    api::handOut(c, fn, nbc::reduce(c->team, r, -1));
+    api::launch(c, fn, [team = &c->team, r] { return nbc::reduce(*team, r, -1); });
     return MPI_SUCCESS;
   }
   return done(c, fn, coll::allreduce(c->team, r));
@@ -155,9 +158,11 @@ int reduceScatter(const char* fn, const void* sendbuf, void* recvbuf, const C* c
   r.out = recvbuf;
   // (An intercommunicator's counts are its local group's; the other group's
   // inputs are reduced and cut by them.)
-  if (c->inter) return api::finishInter(c, fn, nbc::interReduceScatter(c->peers, api::groupsOf(*c), r, cnt.data()));
-  if (api::gNonblocking) {
-    api::handOut(c, fn, nbc::reduceScatter(c->team, r, cnt.data()));
+  if (c->inter)
+    return api::finishInter(
+        c, fn, [c, r, cnt] { return nbc::interReduceScatter(c->peers, api::groupsOf(*c), r, cnt.data()); });
+  if (api::gNonblocking) {  // (nonblocking or persistent: the schedule maker owns copies of the arguments)
+    api::launch(c, fn, [team = &c->team, r, cnt] { return nbc::reduceScatter(*team, r, cnt.data()); });
     return MPI_SUCCESS;
   }
   return done(c, fn, coll::reduceScatter(c->team, r, cnt.data(), counts == nullptr));
@@ -173,7 +178,7 @@ int scan(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Dataty
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
   if (api::gNonblocking) {
-    api::handOut(c, fn, nbc::scan(c->team, r, exclusive));
+    api::launch(c, fn, [team = &c->team, r, exclusive] { return nbc::scan(*team, r, exclusive); });
     return MPI_SUCCESS;
   }
   return done(c, fn, coll::scan(c->team, r, exclusive));
@@ -335,5 +340,106 @@ SHMCOLL_API(int, MPI_Iexscan_c,
              MPI_Request* request)) {
   return api::startNonblocking("MPI_Iexscan_c", comm, request, [&] {
     return scan("MPI_Iexscan_c", sendbuf, recvbuf, count, datatype, op, comm, true);
+  });
+}
+
+// ---- persistent forms (same checks; see api::initPersistent, coll_persistent.cc) --------------
+
+SHMCOLL_API(int, MPI_Reduce_init,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Reduce_init", comm, info, request, [&] {
+    return reduce("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, root, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Reduce_init_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+             MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Reduce_init_c", comm, info, request, [&] {
+    return reduce("MPI_Reduce_init_c", sendbuf, recvbuf, count, datatype, op, root, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Allreduce_init,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Allreduce_init", comm, info, request, [&] {
+    return allreduce("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Allreduce_init_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Allreduce_init_c", comm, info, request, [&] {
+    return allreduce("MPI_Allreduce_init_c", sendbuf, recvbuf, count, datatype, op, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Reduce_scatter_init,
+            (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Reduce_scatter_init", comm, info, request, [&] {
+    return reduceScatter<int>("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts, 0, datatype, op, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Reduce_scatter_init_c,
+            (const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Reduce_scatter_init_c", comm, info, request, [&] {
+    return reduceScatter<MPI_Count>("MPI_Reduce_scatter_init_c", sendbuf, recvbuf, recvcounts, 0, datatype, op,
+                                    comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Reduce_scatter_block_init,
+            (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Reduce_scatter_block_init", comm, info, request, [&] {
+    return reduceScatter<int>("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, nullptr, recvcount, datatype, op,
+                              comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Reduce_scatter_block_init_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Reduce_scatter_block_init_c", comm, info, request, [&] {
+    return reduceScatter<MPI_Count>("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf, nullptr, recvcount,
+                                    datatype, op, comm);
+  });
+}
+
+SHMCOLL_API(int, MPI_Scan_init,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Scan_init", comm, info, request, [&] {
+    return scan("MPI_Scan_init", sendbuf, recvbuf, count, datatype, op, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Scan_init_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Scan_init_c", comm, info, request, [&] {
+    return scan("MPI_Scan_init_c", sendbuf, recvbuf, count, datatype, op, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Exscan_init,
+            (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Exscan_init", comm, info, request, [&] {
+    return scan("MPI_Exscan_init", sendbuf, recvbuf, count, datatype, op, comm, true);
+  });
+}
+
+SHMCOLL_API(int, MPI_Exscan_init_c,
+            (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Exscan_init_c", comm, info, request, [&] {
+    return scan("MPI_Exscan_init_c", sendbuf, recvbuf, count, datatype, op, comm, true);
   });
 }

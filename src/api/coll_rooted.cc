@@ -11,7 +11,8 @@
 // reverse.  Arguments that the standard calls significant only at the root
 // are only checked there.  On an intercommunicator the root's group sends to
 // or receives from the other group, as point-to-point schedules (see
-// coll_common.h).
+// coll_common.h).  The nonblocking (MPI_I...) and persistent (MPI_..._init)
+// forms run the same templates in another mode (coll_common.h).
 #include <cstring>
 
 #include "api/coll_common.h"
@@ -404,5 +405,96 @@ SHMCOLL_API(int, MPI_Iscatterv_c,
   return api::startNonblocking("MPI_Iscatterv_c", comm, request, [&] {
     return scatter<MPI_Count, MPI_Aint>("MPI_Iscatterv_c", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
                                         recvtype, root, comm, true);
+  });
+}
+
+// ---- persistent forms (same checks and blocks; see api::initPersistent, coll_persistent.cc) ----
+
+SHMCOLL_API(int, MPI_Bcast_init,
+            (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+             MPI_Request* request)) {
+  return api::initPersistent("MPI_Bcast_init", comm, info, request,
+                             [&] { return bcast("MPI_Bcast_init", buffer, count, datatype, root, comm); });
+}
+
+SHMCOLL_API(int, MPI_Bcast_init_c,
+            (void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+             MPI_Request* request)) {
+  return api::initPersistent("MPI_Bcast_init_c", comm, info, request,
+                             [&] { return bcast("MPI_Bcast_init_c", buffer, count, datatype, root, comm); });
+}
+
+SHMCOLL_API(int, MPI_Gather_init,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Gather_init", comm, info, request, [&] {
+    return gather<int, int>("MPI_Gather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                            recvtype, root, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Gather_init_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Gather_init_c", comm, info, request, [&] {
+    return gather<MPI_Count, MPI_Aint>("MPI_Gather_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr,
+                                       nullptr, recvtype, root, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Gatherv_init,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+             const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+             MPI_Request* request)) {
+  return api::initPersistent("MPI_Gatherv_init", comm, info, request, [&] {
+    return gather<int, int>("MPI_Gatherv_init", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                            root, comm, true);
+  });
+}
+
+SHMCOLL_API(int, MPI_Gatherv_init_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+             const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+             MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Gatherv_init_c", comm, info, request, [&] {
+    return gather<MPI_Count, MPI_Aint>("MPI_Gatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                                       displs, recvtype, root, comm, true);
+  });
+}
+
+SHMCOLL_API(int, MPI_Scatter_init,
+            (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Scatter_init", comm, info, request, [&] {
+    return scatter<int, int>("MPI_Scatter_init", sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Scatter_init_c,
+            (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Scatter_init_c", comm, info, request, [&] {
+    return scatter<MPI_Count, MPI_Aint>("MPI_Scatter_init_c", sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf,
+                                        recvcount, recvtype, root, comm, false);
+  });
+}
+
+SHMCOLL_API(int, MPI_Scatterv_init,
+            (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
+             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
+  return api::initPersistent("MPI_Scatterv_init", comm, info, request, [&] {
+    return scatter<int, int>("MPI_Scatterv_init", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm, true);
+  });
+}
+
+SHMCOLL_API(int, MPI_Scatterv_init_c,
+            (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype,
+             void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+             MPI_Request* request)) {
+  return api::initPersistent("MPI_Scatterv_init_c", comm, info, request, [&] {
+    return scatter<MPI_Count, MPI_Aint>("MPI_Scatterv_init_c", sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                                        recvcount, recvtype, root, comm, true);
   });
 }

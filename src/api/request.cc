@@ -277,6 +277,13 @@ SHMCOLL_API(int, MPI_Request_free, (MPI_Request * request)) {
   if (int rc = checkOne(fn, request)) return rc;
   SHMCOLL_REQUIRE(*request != MPI_REQUEST_NULL, kNoComm, fn, MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
   RequestEntry* e = requestEntry(*request);
+  // MPI-4.0 permits freeing an active request only for point-to-point
+  // operations; an active persistent collective is refused (and stays active:
+  // complete it, then free it).
+  SHMCOLL_REQUIRE(!(e->collective && e->op), e->comm, fn, MPI_ERR_REQUEST,
+                  "request = %#x is an active persistent collective request (%s); complete it (MPI_Wait, MPI_Test, "
+                  "...) before freeing it",
+                  static_cast<unsigned>(*request), e->what);
   if (e->op) p2p::release(e->op);
   if (e->heldType) dt::release(e->heldType);
   dropRequest(*request);
@@ -289,6 +296,9 @@ SHMCOLL_API(int, MPI_Cancel, (MPI_Request * request)) {
   if (int rc = checkOne(fn, request)) return rc;
   SHMCOLL_REQUIRE(*request != MPI_REQUEST_NULL, kNoComm, fn, MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
   RequestEntry* e = requestEntry(*request);
+  SHMCOLL_REQUIRE(!e->collective, e->comm, fn, MPI_ERR_REQUEST,
+                  "request = %#x is a persistent collective request (%s), which cannot be cancelled",
+                  static_cast<unsigned>(*request), e->what);
   // A receive not yet matched is cancelled; anything else completes normally
   // (the standard allows a cancel to fail), and MPI_Test_cancelled says which.
   if (e->op && !e->op->done) e->op->cancel();
@@ -423,15 +433,28 @@ SHMCOLL_API(int, MPI_Start, (MPI_Request * request)) {
 SHMCOLL_API(int, MPI_Startall, (int count, MPI_Request array_of_requests[])) {
   const char* fn = "MPI_Startall";
   if (int rc = checkArray(fn, count, array_of_requests)) return rc;
-  for (int i = 0; i < count; ++i) {
+  // Nothing starts unless all can: every request persistent, inactive, and
+  // named once (a second start of one request would overwrite the first).
+  int rc = MPI_SUCCESS, i = 0;
+  for (; i < count && rc == MPI_SUCCESS; ++i) {
     RequestEntry* e = requestEntry(array_of_requests[i]);
-    SHMCOLL_REQUIRE(e && e->persistent, kNoComm, fn, MPI_ERR_REQUEST,
-                    "array_of_requests[%d] = %#x is not a persistent request", i,
-                    static_cast<unsigned>(array_of_requests[i]));
-    SHMCOLL_REQUIRE(!e->op, e->comm, fn, MPI_ERR_REQUEST, "array_of_requests[%d] is already active", i);
+    if (!e || !e->persistent) {
+      rc = raisef(kNoComm, fn, MPI_ERR_REQUEST, "array_of_requests[%d] = %#x is not a persistent request", i,
+                  static_cast<unsigned>(array_of_requests[i]));
+    } else if (e->op) {
+      rc = raisef(e->comm, fn, MPI_ERR_REQUEST, "array_of_requests[%d] is already active", i);
+    } else if (e->starting) {
+      rc = raisef(e->comm, fn, MPI_ERR_REQUEST, "array_of_requests[%d] = %#x appears twice in the array", i,
+                  static_cast<unsigned>(array_of_requests[i]));
+    } else {
+      e->starting = true;
+    }
   }
-  for (int i = 0; i < count; ++i) {
-    RequestEntry* e = requestEntry(array_of_requests[i]);
+  for (int j = 0; j < i; ++j)
+    if (RequestEntry* e = requestEntry(array_of_requests[j])) e->starting = false;
+  if (rc) return rc;
+  for (int k = 0; k < count; ++k) {
+    RequestEntry* e = requestEntry(array_of_requests[k]);
     e->op = e->start();
   }
   return MPI_SUCCESS;

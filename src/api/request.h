@@ -1,6 +1,7 @@
 // MPI_Request handles: the table that maps them to engine requests, shared
-// by the point-to-point (p2p.cc), request (request.cc) and nonblocking
-// collective (coll_nb.cc) entry points.
+// by the point-to-point (p2p.cc), request (request.cc), nonblocking
+// collective (coll*.cc) and persistent collective (coll_persistent.cc) entry
+// points.
 #pragma once
 
 #include <mpi.h>
@@ -22,6 +23,8 @@ struct RequestEntry {
   MPI_Comm comm = MPI_COMM_NULL;
   const char* what = "";       // the function that made it (for error messages)
   bool persistent = false;
+  bool collective = false;               // a persistent collective (coll_persistent.cc)
+  bool starting = false;                 // MPI_Startall: seen earlier in the array being checked
   std::function<p2p::Request*()> start;  // persistent: starts one instance
   const dt::Type* heldType = nullptr;    // persistent: a datatype reference held until MPI_Request_free
   bool live = false;

@@ -24,6 +24,26 @@
 
 namespace shmcoll::nbc {
 
+// Persistent collectives (api/coll_persistent.cc) take their operation number
+// once, at initialisation: MPI-4.0 orders the _init calls like any collective
+// but lets the requests be started in any order, even a different one on each
+// rank.  While a FixedNumber lives, a schedule started on `team` takes
+// `number` instead of the next one.  Successive instances of one request
+// reuse its number: a rank starts instance k+1 only once its instance k has
+// completed, and messages of one sender on one tag match in order, so a
+// message of instance k+1 that arrives early waits for instance k+1's receive.
+class FixedNumber {
+ public:
+  FixedNumber(coll::Team& team, uint32_t number) : team_(team), saved_(team.nbcSeq) { team.nbcSeq = number; }
+  ~FixedNumber() { team_.nbcSeq = saved_; }
+  FixedNumber(const FixedNumber&) = delete;
+  FixedNumber& operator=(const FixedNumber&) = delete;
+
+ private:
+  coll::Team& team_;
+  uint32_t saved_;
+};
+
 // Starts the exchange `a` (any of the data-moving collectives as per-pair
 // blocks, coll/coll.h).  The argument object may go away after the call: the
 // blocks are copied, and with `inPlace` what the receive blocks hold is packed

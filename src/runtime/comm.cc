@@ -242,7 +242,8 @@ coll::Team& worldTeam() { return gWorld.team; }
 Comm* anyComm(MPI_Comm h) {
   if (h == MPI_COMM_WORLD) return &gWorld;
   if (h == MPI_COMM_SELF) return &gSelf;
-  return lookup(gComms, kUserComm, h);
+  Comm* c = lookup(gComms, kUserComm, h);
+  return c && !c->freed ? c : nullptr;
 }
 
 Comm* comm(MPI_Comm h) {
@@ -403,13 +404,29 @@ int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
   return kOk;
 }
 
-int freeComm(Comm* c) {
-  int rc = c->inter ? runSchedule(nbc::barrier(c->peers)) : coll::barrier(c->team);
+namespace {
+void destroyComm(Comm* c) {
   ctx().ctxUsed.reset(c->team.ctxId);
   releaseErrhandler(c->errhandler);
   uint32_t i = static_cast<uint32_t>(c->handle) & 0x00ffffffu;
   gComms[i].reset();
+}
+}  // namespace
+
+int freeComm(Comm* c) {
+  int rc = c->inter ? runSchedule(nbc::barrier(c->peers)) : coll::barrier(c->team);
+  if (c->holds) {
+    c->freed = true;
+    return rc;
+  }
+  destroyComm(c);
   return rc;
+}
+
+void holdComm(Comm* c) { ++c->holds; }
+
+void releaseComm(Comm* c) {
+  if (--c->holds == 0 && c->freed) destroyComm(c);
 }
 
 namespace {

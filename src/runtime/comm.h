@@ -42,6 +42,8 @@ struct Comm {
   std::string name;
   AttrList attrs;  // cached attributes (runtime/attr.h)
   Info hints;      // MPI_Comm_set_info / MPI_Comm_dup_with_info hints, as set
+  uint32_t holds = 0;  // persistent collective requests on it (holdComm)
+  bool freed = false;  // MPI_Comm_free'd while held: no handle finds it, it waits for the last release
 };
 
 struct Group {
@@ -90,8 +92,15 @@ int splitComm(Comm& parent, int color, int key, Comm** out);
 int createComm(Comm& parent, const Group& g, Comm** out);
 // Collective over the members of `g` only (the caller must be one).
 int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out);
-// Collective: waits for every member, then releases the handle and context.
+// Collective: waits for every member, then releases the handle and context
+// (or, while persistent requests hold it, hides it until the last release).
 int freeComm(Comm* c);
+// A persistent collective request keeps its communicator, which the standard
+// lets the program free first: the request still starts on it, and its
+// context id stays taken (so no new communicator's traffic can meet its
+// messages) until releaseComm() drops the last hold.
+void holdComm(Comm* c);
+void releaseComm(Comm* c);
 
 // MPI_Intercomm_create, collective over `local`: the leaders (local rank
 // `localLeader`, and rank `remoteLeader` of `peer`, which only the local

@@ -1,0 +1,88 @@
+// Persistent collectives (MPI-4.0 §6.13): MPI_Barrier_init and the
+// MPI_<collective>_init entry points, which live next to their blocking and
+// nonblocking forms in coll.cc, coll_rooted.cc and coll_reduce.cc.
+//
+// An _init call runs the blocking entry point's template in persistent mode
+// (api::initPersistent, coll_common.h): the same argument checks and error
+// classes, raised at the _init call, then the hand-off keeps a starter (the
+// argument object by value: buffers, counts, the user's count and
+// displacement arrays as pointers, the resolved datatypes) instead of running
+// anything.  Nothing is sent at _init.  MPI_Start runs the starter, which
+// builds the same schedule of point-to-point messages (p2p/nbc.h) as the
+// MPI_I<collective> form would at that moment: the buffers are read, and the
+// arrays consulted, at MPI_Start.
+//
+// Matching: the request takes its communicator's next nonblocking operation
+// number at _init (the _init calls are ordered like any collective) and every
+// instance travels under it (nbc::FixedNumber), so persistent requests may be
+// started in any order, even a different one on each rank, and interleaved
+// with blocking and nonblocking collectives, as MPI-4.0 allows.
+//
+// Lifetime: the request holds a reference to each datatype its arguments
+// named and to its communicator (rt::holdComm), so MPI_Type_free and
+// MPI_Comm_free may come first; both are released by MPI_Request_free, which
+// refuses an active persistent collective (MPI_ERR_REQUEST: the standard
+// permits freeing an active request for point-to-point operations only).
+// The MPI_Op and, for reductions, the datatype handle must stay valid until
+// the request is freed (the fold passes the handle to the operation).
+#include <memory>
+
+#include "api/coll_common.h"
+#include "runtime/info.h"
+
+namespace shmcoll::api {
+
+namespace {
+
+struct PersistentColl {
+  Starter start;
+  rt::Comm* comm = nullptr;
+  uint32_t number = 0;  // the operation number of every instance
+  std::vector<const dt::Type*> held;
+
+  PersistentColl() = default;
+  PersistentColl(const PersistentColl&) = delete;
+  PersistentColl& operator=(const PersistentColl&) = delete;
+  ~PersistentColl() {
+    for (const dt::Type* t : held) dt::release(t);
+    if (comm) rt::releaseComm(comm);
+  }
+};
+
+void dropHeld(PersistentInit& init) {
+  for (const dt::Type* t : init.held) dt::release(t);
+  init.held.clear();
+}
+
+}  // namespace
+
+int finishPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* request, PersistentInit& init,
+                     int rc) {
+  if (rc == MPI_SUCCESS && info != MPI_INFO_NULL && !rt::info(info))
+    rc = raisef(comm, fn, MPI_ERR_INFO, "info = %#x is not a valid info object (never created, or freed)",
+                static_cast<unsigned>(info));
+  if (rc) {
+    dropHeld(init);
+    return rc;
+  }
+  rt::Comm* c = rt::comm(comm);  // (valid: the checks passed)
+  auto pc = std::make_shared<PersistentColl>();
+  pc->start = std::move(init.start);
+  pc->held = std::move(init.held);
+  pc->comm = c;
+  rt::holdComm(c);
+  pc->number = rt::scheduleTeam(*c).nbcSeq++;
+  MPI_Request h = newRequest(nullptr, comm, fn);
+  RequestEntry* e = requestEntry(h);
+  e->persistent = true;
+  e->collective = true;
+  e->start = [pc]() -> p2p::Request* {
+    if (!pc->start) return new DoneRequest;  // (nothing to move)
+    nbc::FixedNumber fixed(rt::scheduleTeam(*pc->comm), pc->number);
+    return pc->start();
+  };
+  *request = h;
+  return MPI_SUCCESS;
+}
+
+}  // namespace shmcoll::api
