@@ -24,27 +24,27 @@ void copy(void* dst, const void* src, size_t n);
 // call): for the tiny payloads of small collectives, where a call into the
 // C library's memcpy costs more than the bytes.  Any alignment; the source is
 // read before the destination is written, so the ranges may overlap.
+namespace detail {
+// The first and last W bytes of [s, s+n) to d, both read before either is written.
+template <size_t W>
+inline void headTail(char* d, const char* s, size_t n) {
+  char a[W], b[W];
+  std::memcpy(a, s, W);
+  std::memcpy(b, s + n - W, W);
+  std::memcpy(d, a, W);
+  std::memcpy(d + n - W, b, W);
+}
+}  // namespace detail
+
 inline void tiny(void* dst, const void* src, size_t n) {
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
   if (n >= 16) {
-    char a[16], b[16];
-    std::memcpy(a, s, 16);
-    std::memcpy(b, s + n - 16, 16);
-    std::memcpy(d, a, 16);
-    std::memcpy(d + n - 16, b, 16);
+    detail::headTail<16>(d, s, n);
   } else if (n >= 8) {
-    char a[8], b[8];
-    std::memcpy(a, s, 8);
-    std::memcpy(b, s + n - 8, 8);
-    std::memcpy(d, a, 8);
-    std::memcpy(d + n - 8, b, 8);
+    detail::headTail<8>(d, s, n);
   } else if (n >= 4) {
-    char a[4], b[4];
-    std::memcpy(a, s, 4);
-    std::memcpy(b, s + n - 4, 4);
-    std::memcpy(d, a, 4);
-    std::memcpy(d + n - 4, b, 4);
+    detail::headTail<4>(d, s, n);
   } else if (n > 0) {
     const char a = s[0], b = s[n / 2], c = s[n - 1];
     d[0] = a;
