@@ -463,7 +463,7 @@ TEST(DtKernelsCursor, LargeMessageIn64KiBWindows) {
     const char* name;
     MPI_Datatype type;
     int count;
-  } cases[3];
+  } cases[4];
   MPI_Datatype v;
   MPI_Type_vector(1 << 18, 1, 2, MPI_DOUBLE, &v);  // 2 MiB of payload, stride 16
   cases[0] = {"vector of doubles", commit(v), 1};
@@ -472,6 +472,12 @@ TEST(DtKernelsCursor, LargeMessageIn64KiBWindows) {
   MPI_Type_create_subarray(3, sizes, sub, start, MPI_ORDER_C, MPI_DOUBLE, &f);  // stride 512, prefetching
   cases[1] = {"z face", commit(f), 2};
   cases[2] = {"struct", structOf({{0, 1}, {8, 8}, {16, 4}}, 24), 200000};
+  // Stride 2 KiB: every element in the same two L1 sets, so unpack takes the
+  // fenced loop (writePrefetchFits() is false).
+  MPI_Datatype g;
+  int gsizes[3] = {16, 16, 256}, gsub[3] = {16, 16, 1}, gstart[3] = {0, 0, 255};
+  MPI_Type_create_subarray(3, gsizes, gsub, gstart, MPI_ORDER_C, MPI_DOUBLE, &g);
+  cases[3] = {"z face, 2 KiB stride", commit(g), 3};
   for (auto& k : cases) {
     SCOPED_TRACE(k.name);
     MPI_Aint lb, ext;
