@@ -19,6 +19,7 @@
 #include "api/request.h"
 #include "coll/coll.h"
 #include "p2p/nbc.h"
+#include "op/op.h"
 #include "runtime/comm.h"
 
 namespace shmcoll::api {
@@ -49,6 +50,7 @@ using Starter = std::function<p2p::Request*()>;
 struct PersistentInit {
   Starter start;
   std::vector<const dt::Type*> held;
+  std::vector<MPI_Op> heldOps;  // a reduction's operation (op::hold)
 };
 
 struct Nonblocking {
@@ -112,6 +114,16 @@ inline void keepType(const dt::Type* t) {
   if (gNonblocking && gNonblocking->record) [[unlikely]] {
     dt::retain(t);
     gNonblocking->record->held.push_back(t);
+  }
+}
+
+// Persistent mode: a reduction's operation is held for the request's lifetime
+// too, so MPI_Op_free may come first (and a later MPI_Op_create cannot take
+// over its handle while the request can still start).
+inline void keepOp(MPI_Op op) {
+  if (gNonblocking && gNonblocking->record) [[unlikely]] {
+    op::hold(op);
+    gNonblocking->record->heldOps.push_back(op);
   }
 }
 

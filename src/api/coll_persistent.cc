@@ -23,8 +23,10 @@
 // MPI_Comm_free may come first; both are released by MPI_Request_free, which
 // refuses an active persistent collective (MPI_ERR_REQUEST: the standard
 // permits freeing an active request for point-to-point operations only).
-// The MPI_Op and, for reductions, the datatype handle must stay valid until
-// the request is freed (the fold passes the handle to the operation).
+// A reduction's MPI_Op is held the same way (api::keepOp), so MPI_Op_free
+// may come first as well.  A user operation is then still called with the
+// datatype handle named at _init, which no longer names a type once the user
+// has freed it (the type itself is held).
 #include <memory>
 
 #include "api/coll_common.h"
@@ -39,12 +41,14 @@ struct PersistentColl {
   rt::Comm* comm = nullptr;
   uint32_t number = 0;  // the operation number of every instance
   std::vector<const dt::Type*> held;
+  std::vector<MPI_Op> heldOps;
 
   PersistentColl() = default;
   PersistentColl(const PersistentColl&) = delete;
   PersistentColl& operator=(const PersistentColl&) = delete;
   ~PersistentColl() {
     for (const dt::Type* t : held) dt::release(t);
+    for (MPI_Op op : heldOps) op::unhold(op);
     if (comm) rt::releaseComm(comm);
   }
 };
@@ -52,6 +56,8 @@ struct PersistentColl {
 void dropHeld(PersistentInit& init) {
   for (const dt::Type* t : init.held) dt::release(t);
   init.held.clear();
+  for (MPI_Op op : init.heldOps) op::unhold(op);
+  init.heldOps.clear();
 }
 
 }  // namespace
@@ -69,6 +75,7 @@ int finishPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* 
   auto pc = std::make_shared<PersistentColl>();
   pc->start = std::move(init.start);
   pc->held = std::move(init.held);
+  pc->heldOps = std::move(init.heldOps);
   pc->comm = c;
   rt::holdComm(c);
   pc->number = rt::scheduleTeam(*c).nbcSeq++;

@@ -27,6 +27,7 @@ int checkReduction(const Checker& k, int64_t count, MPI_Datatype datatype, MPI_O
   CHECK_ARG(k.count("count", count));
   CHECK_ARG(k.type("datatype", datatype, &r->type));
   if (int rc = op::check(op, datatype)) return api::raise(k.comm, k.fn, rc);
+  api::keepOp(op);
   r->dtype = datatype;
   r->op = op;
   r->count = static_cast<uint64_t>(count);
@@ -145,6 +146,7 @@ int reduceScatter(const char* fn, const void* sendbuf, void* recvbuf, const C* c
   coll::Reduction r;
   CHECK_ARG(k.type("datatype", datatype, &r.type));
   if (int rc = op::check(op, datatype)) return api::raise(comm, fn, rc);
+  api::keepOp(op);
   r.dtype = datatype;
   r.op = op;
   r.count = total;

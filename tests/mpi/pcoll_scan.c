@@ -10,7 +10,8 @@
  * and a non-commutative user operation (composition of affine maps x -> a*x+b
  * modulo 2^32, on a contiguous type of two unsigned ints), so a fold in the
  * wrong order is caught.  Also: MPI_IN_PLACE, zero counts, MPI_Startall over
- * all of them at once, a negative count refused at the _init call.
+ * all of them at once, a negative count refused at the _init call, and the
+ * operation and datatype freed (and new ones made) between _init and MPI_Start.
  *
  * Written against the standard only.  With an MPI older than 4.0 (no
  * persistent collectives) it reports that and exits 77 (CTest: skipped).
@@ -66,6 +67,14 @@ static void compose(void *in, void *inout, int *len, MPI_Datatype *dt) {
     affine r = {y[i].a * x[i].a, y[i].a * x[i].b + y[i].b};
     y[i] = r;
   }
+}
+
+/* Made after the request's own operation was freed, so it may take over that
+ * handle: a request that still looked its operation up by handle would call
+ * this one, and every result it touched would be wrong. */
+static void decoy(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)in, (void)dt;
+  memset(inout, 0xee, (size_t)*len * 8);
 }
 
 enum { OP_SUM, OP_AFFINE, NOPS };
@@ -300,6 +309,41 @@ int main(int argc, char **argv) {
     for (int j = 0; j < nj; ++j) job_verify(&jobs[j], salt + (unsigned)j * 1000);
   }
   for (int j = 0; j < nj; ++j) job_free(&jobs[j]);
+
+  /* The operation and the datatype may be freed as soon as the request is made:
+   * the request keeps using them.  A new operation and type made afterwards may
+   * take over the freed handles and must not be used instead. */
+  {
+    const MPI_Op own_op = ops[OP_AFFINE];
+    const MPI_Datatype own_ty = types[OP_AFFINE];
+    CALL(MPI_Type_contiguous(2, MPI_UINT32_T, &types[OP_AFFINE]));
+    CALL(MPI_Type_commit(&types[OP_AFFINE]));
+    CALL(MPI_Op_create(compose, 0, &ops[OP_AFFINE]));
+    enum { NF = 4 };
+    static job fj[NF];
+    job_make(&fj[0], SCAN, OP_AFFINE, 0, 0);
+    job_make(&fj[1], EXSCAN, OP_AFFINE, 1, 1);
+    job_make(&fj[2], RS, OP_AFFINE, 0, 1);
+    job_make(&fj[3], RSB, OP_AFFINE, 1, 0);
+    CALL(MPI_Op_free(&ops[OP_AFFINE]));
+    CALL(MPI_Type_free(&types[OP_AFFINE]));
+    MPI_Op decoy_op;
+    MPI_Datatype decoy_ty;
+    CALL(MPI_Op_create(decoy, 0, &decoy_op));
+    CALL(MPI_Type_contiguous(2, MPI_UINT32_T, &decoy_ty));
+    CALL(MPI_Type_commit(&decoy_ty));
+    ops[OP_AFFINE] = own_op, types[OP_AFFINE] = own_ty; /* for the local fold */
+    for (int r = 0; r < reps; ++r, ++salt)
+      for (int j = 0; j < NF; ++j) {
+        job_fill(&fj[j], salt);
+        CALL(MPI_Start(&fj[j].req));
+        CALL(MPI_Wait(&fj[j].req, MPI_STATUS_IGNORE));
+        job_verify(&fj[j], salt);
+      }
+    for (int j = 0; j < NF; ++j) job_free(&fj[j]);
+    CALL(MPI_Op_free(&decoy_op));
+    CALL(MPI_Type_free(&decoy_ty));
+  }
 
   /* A negative count is refused when the request is made (MPICH 4.0.2 answers
    * MPI_ERR_OTHER for these: the class is not checked for it). */
