@@ -56,16 +56,10 @@
  * prints "nbc: ok ..." with the number of checks at the end.
  */
 #include "testutil.h"
+#include "redref.h"
 
 static int quick;
 static long long nchecks; /* verified collectives, messages and error returns on this rank */
-static volatile double sink;
-
-static void compute(int k) { /* a little "work" between polls */
-  double s = 0;
-  for (int i = 0; i < k; ++i) s += (double)i * 0.5;
-  sink += s;
-}
 
 /* ---- jobs: one nonblocking collective with its buffers and expected images ----- */
 
@@ -73,16 +67,6 @@ enum { J_BCAST = TU_NOPS, J_REDUCE, J_ALLREDUCE, J_BARRIER };
 static const char *const jname[] = {"MPI_Ialltoall", "MPI_Ialltoallv", "MPI_Ialltoallw", "MPI_Iallgather",
                                     "MPI_Iallgatherv", "MPI_Ibcast", "MPI_Ireduce", "MPI_Iallreduce",
                                     "MPI_Ibarrier"};
-
-/* reductions: operation and element type */
-enum { R_SUM, R_MAX, R_PROD, R_MINLOC, R_MAXLOC, R_MATMUL };
-static const char *const rname[] = {"MPI_SUM", "MPI_MAX", "MPI_PROD", "MPI_MINLOC", "MPI_MAXLOC", "matmul"};
-enum { Y_INT, Y_DOUBLE, Y_DOUBLE_INT, Y_MAT };
-static const char *const yname[] = {"MPI_INT", "MPI_DOUBLE", "MPI_DOUBLE_INT", "contiguous(4,MPI_DOUBLE)"};
-typedef struct { double v; int i; } double_int;
-static const size_t ysize[] = {sizeof(int), sizeof(double), sizeof(double_int), 4 * sizeof(double)};
-static MPI_Datatype t_mat; /* contiguous(4, MPI_DOUBLE) */
-static MPI_Op op_matmul;   /* non-commutative */
 
 typedef struct job {
   int kind;
@@ -156,15 +140,6 @@ static int nb_known_defect(int op, int n, int inplace, int wmix, const long *E) 
 #endif
   (void)op, (void)n, (void)inplace, (void)wmix, (void)E;
   return 0;
-}
-
-static long lcm(long a, long b) {
-  long x = a, y = b;
-  while (y) {
-    long t = x % y;
-    x = y, y = t;
-  }
-  return a / x * b;
 }
 
 /* The alltoall/allgather family: builds the send buffer, the guarded receive
@@ -272,97 +247,6 @@ static job *bcast_job(MPI_Comm comm, int root, long count, int derived, unsigned
   return j;
 }
 
-/* Contribution of rank r at element i (written at dst). */
-static uint64_t hr(int r, long i, unsigned salt) { return tu_mix(((uint64_t)r << 40) ^ ((uint64_t)i << 8) ^ salt); }
-static void contrib(int rop, int rty, int r, long i, unsigned salt, void *dst) {
-  uint64_t h = hr(r, i, salt);
-  switch (rty) {
-    case Y_INT: {
-      int v = rop == R_MAX ? (int)(uint32_t)h : (int)(h % 120) - 40;
-      memcpy(dst, &v, sizeof v);
-    } break;
-    case Y_DOUBLE: {
-      double v = rop == R_PROD ? (h % 13 == 0 ? 2.0 : h % 29 == 0 ? -1.0 : 1.0) : (double)((int)(h % 120) - 40);
-      memcpy(dst, &v, sizeof v);
-    } break;
-    case Y_DOUBLE_INT: {
-      double_int v;
-      memset(&v, 0, sizeof v);
-      v.v = (double)(h % 4) - 1.5; /* many ties */
-      v.i = r * 3 + 1;
-      memcpy(dst, &v, sizeof v);
-    } break;
-    default: {
-      double m[4];
-      for (int k = 0; k < 4; ++k) m[k] = (double)((h >> (8 * k)) % 251);
-      memcpy(dst, m, sizeof m);
-    } break;
-  }
-}
-
-/* The non-commutative operation: inout = in * inout, 2x2 matrices mod 251
- * (entries below 251: every intermediate is an exact integer in double). */
-static double mod251(double x) { return (double)((long long)x % 251); }
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt) {
-  (void)dt;
-  const double *a = (const double *)in;
-  double *b = (double *)inout;
-  for (int k = 0; k < *len; ++k, a += 4, b += 4) {
-    double c0 = mod251(a[0] * b[0] + a[1] * b[2]), c1 = mod251(a[0] * b[1] + a[1] * b[3]);
-    double c2 = mod251(a[2] * b[0] + a[3] * b[2]), c3 = mod251(a[2] * b[1] + a[3] * b[3]);
-    b[0] = c0, b[1] = c1, b[2] = c2, b[3] = c3;
-  }
-}
-
-/* acc = x (op) acc, in the element's own type. */
-static void combine(int rop, int rty, const void *x, void *acc) {
-  switch (rty) {
-    case Y_INT: {
-      int a, b;
-      memcpy(&a, x, sizeof a), memcpy(&b, acc, sizeof b);
-      b = rop == R_MAX ? (a > b ? a : b) : (int)((unsigned)a + (unsigned)b);
-      memcpy(acc, &b, sizeof b);
-    } break;
-    case Y_DOUBLE: {
-      double a, b;
-      memcpy(&a, x, sizeof a), memcpy(&b, acc, sizeof b);
-      b = rop == R_PROD ? a * b : a + b;
-      memcpy(acc, &b, sizeof b);
-    } break;
-    case Y_DOUBLE_INT: {
-      double_int a, b;
-      memcpy(&a, x, sizeof a), memcpy(&b, acc, sizeof b);
-      int better = rop == R_MAXLOC ? a.v > b.v : a.v < b.v;
-      if (better) b.v = a.v, b.i = a.i;
-      else if (a.v == b.v && a.i < b.i) b.i = a.i;
-      memcpy(acc, &b, sizeof b);
-    } break;
-    default: {
-      int one = 1;
-      matmul((void *)x, acc, &one, NULL);
-    } break;
-  }
-}
-
-static MPI_Op mpi_op(int rop) {
-  switch (rop) {
-    case R_SUM: return MPI_SUM;
-    case R_MAX: return MPI_MAX;
-    case R_PROD: return MPI_PROD;
-    case R_MINLOC: return MPI_MINLOC;
-    case R_MAXLOC: return MPI_MAXLOC;
-    default: return op_matmul;
-  }
-}
-static MPI_Datatype mpi_ty(int rty) {
-  switch (rty) {
-    case Y_INT: return MPI_INT;
-    case Y_DOUBLE: return MPI_DOUBLE;
-    case Y_DOUBLE_INT: return MPI_DOUBLE_INT;
-    default: return t_mat;
-  }
-}
-
 /* Ireduce (kind J_REDUCE, at root) or Iallreduce (J_ALLREDUCE) of count
  * elements; in place at the root / everywhere when `inplace`.  The receive
  * buffer of a non-root rank of Ireduce is significant only at the root: it
@@ -384,7 +268,6 @@ static job *red_job(int kind, MPI_Comm comm, int root, long count, int rop, int 
     snprintf(j->desc + l, sizeof j->desc - l, " root=%d", root);
   }
   gb_new(&j->rb, (size_t)count * es);
-  unsigned char *tmp = (unsigned char *)tu_malloc(64);
   if (!j->inplace) {
     gb_new(&j->sb, (size_t)count * es);
     j->has_sb = 1;
@@ -393,17 +276,8 @@ static job *red_job(int kind, MPI_Comm comm, int root, long count, int rop, int 
   } else {
     for (long i = 0; i < count; ++i) contrib(rop, rty, me, i, salt, j->rb.p + (size_t)i * es);
   }
-  if (kind == J_ALLREDUCE || me == root) {
-    for (long i = 0; i < count; ++i) {
-      unsigned char *acc = j->rb.ip + (size_t)i * es;
-      contrib(rop, rty, n - 1, i, salt, acc);
-      for (int r = n - 2; r >= 0; --r) {
-        contrib(rop, rty, r, i, salt, tmp);
-        combine(rop, rty, tmp, acc);
-      }
-    }
-  }
-  free(tmp);
+  if (kind == J_ALLREDUCE || me == root)
+    for (long i = 0; i < count; ++i) fold_ranks(rop, rty, 0, n, i, salt, j->rb.ip + (size_t)i * es);
   return j;
 }
 
@@ -448,14 +322,7 @@ static void job_start(job *j) {
     } break;
     default: rc = MPI_Ibarrier(j->comm, &j->req); break;
   }
-  if (rc != MPI_SUCCESS) {
-    char s[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    s[0] = 0;
-    MPI_Error_string(rc, s, &len);
-    tu_fail("case '%s': the call returned %d (%s)", j->desc, rc, s);
-  }
-  if (j->req == MPI_REQUEST_NULL) tu_fail("case '%s': the call returned MPI_REQUEST_NULL", j->desc);
+  expect_started(rc, j->req, j->desc);
 }
 
 /* Checks the results of a completed job and frees it. */
@@ -478,13 +345,7 @@ static void job_verify(job *j) {
   } else if (j->kind == J_BCAST) {
     gb_check(&j->rb, j->desc, j->me == j->root ? "root's buffer (must not change)" : "receive buffer");
   } else if (j->kind == J_REDUCE || j->kind == J_ALLREDUCE) {
-    if (j->rty == Y_DOUBLE_INT && (j->kind == J_ALLREDUCE || j->me == j->root)) {
-      /* the 4 padding bytes of each element carry nothing: take them as they are */
-      for (long i = 0; i < j->count; ++i) {
-        size_t e = (size_t)i * sizeof(double_int), pad = offsetof(double_int, i) + sizeof(int);
-        memcpy(j->rb.ip + e + pad, j->rb.p + e + pad, sizeof(double_int) - pad);
-      }
-    }
+    if (j->rty == Y_DOUBLE_INT && (j->kind == J_ALLREDUCE || j->me == j->root)) copy_padding(&j->rb, j->count);
     gb_check(&j->rb, j->desc, j->kind == J_REDUCE && j->me != j->root ? "non-root receive buffer (must stay untouched)"
                                                                         : "receive buffer");
     if (j->has_sb) gb_check(&j->sb, j->desc, "send buffer (must not change)");
@@ -504,8 +365,6 @@ static void job_verify(job *j) {
 enum { M_WAIT, M_TEST, M_WAITALL, M_WAITANY, M_TESTALL, M_WAITSOME, M_NMODES };
 static const char *const mname[M_NMODES] = {"MPI_Wait", "MPI_Test loop", "MPI_Waitall", "MPI_Waitany",
                                             "MPI_Testall loop", "MPI_Waitsome"};
-static long long npolls;
-
 /* Completes the k jobs js[order[0..k)] (all started) with `mode`: MPI_Wait
  * one after the other in that order, round-robin MPI_Test, or one call of
  * the multiple-completion functions on the request array in that order. */
@@ -550,14 +409,7 @@ static void complete(job **js, int k, const int *order, int mode, const char *wh
         if (ix != MPI_UNDEFINED) tu_fail("%s: MPI_Waitany on inactive requests returned index %d", what, ix);
       }
       break;
-    case M_TESTALL: {
-      int flag = 0;
-      while (!flag) {
-        TU_CALL(MPI_Testall(k, r, &flag, st));
-        npolls++;
-        if (!flag) compute(200);
-      }
-    } break;
+    case M_TESTALL: testall_poll(k, r, st, 200); break;
     default: {
       int done = 0;
       while (done < active) {

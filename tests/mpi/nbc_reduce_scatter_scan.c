@@ -50,6 +50,7 @@
  * are printed and the program calls MPI_Abort(MPI_COMM_WORLD, 1).
  */
 #include "interutil.h"
+#include "redref.h"
 
 #if defined(MPICH_VERSION) && defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
@@ -57,7 +58,6 @@
 
 static int quick, verbose;
 static unsigned salt = 1;
-static long long npolls;
 
 /* ---- element kinds ---------------------------------------------------------------- */
 
@@ -69,14 +69,12 @@ typedef struct kind {
   int ext, nseg, off[4], len[4];
 } kind;
 static kind K[K_N];
-static MPI_Datatype t_mat, t_math, t_vec;
-static MPI_Op op_matmul, op_vsum;
+static MPI_Datatype t_math, t_vec; /* t_mat and op_matmul are redref.h's, made in kinds_init */
+static MPI_Op op_vsum;
 
 /* The 4 matrix entries of an element of t_mat (contiguous) or t_math (holes
  * at 16..24 and 40..48). */
 static const int mat_off[2][4] = {{0, 8, 16, 24}, {0, 8, 24, 32}};
-
-static double mod251(double x) { return (double)((long long)x % 251); }
 
 /* inout = in * inout (2x2 matrices mod 251): not commutative. */
 static void mat_mul(const unsigned char *a, unsigned char *b, int holes) {
@@ -147,7 +145,7 @@ static void kinds_free(void) {
 
 /* Element i of contributor `key` (an element of K[k]'s layout at el; only
  * the data bytes are written). */
-static void contrib(int k, int key, long i, unsigned sl, unsigned char *el) {
+static void kind_contrib(int k, int key, long i, unsigned sl, unsigned char *el) {
   const uint64_t h = tu_mix(((uint64_t)(key + 1) << 40) ^ ((uint64_t)i << 8) ^ sl);
   switch (k) {
     case K_INT_SUM: {
@@ -179,7 +177,7 @@ static void contrib(int k, int key, long i, unsigned sl, unsigned char *el) {
 }
 
 /* acc = x (op) acc. */
-static void combine(int k, const unsigned char *x, unsigned char *acc) {
+static void kind_combine(int k, const unsigned char *x, unsigned char *acc) {
   switch (k) {
     case K_INT_SUM: {
       unsigned a, b;
@@ -207,10 +205,10 @@ static void combine(int k, const unsigned char *x, unsigned char *acc) {
  * contributors keys[0..m) in that order: keys[0] o keys[1] o ... o keys[m-1]. */
 static void expect_elem(int k, const int *keys, int m, long i, unsigned sl, unsigned char *dst) {
   unsigned char acc[64], x[64];
-  contrib(k, keys[m - 1], i, sl, acc);
+  kind_contrib(k, keys[m - 1], i, sl, acc);
   for (int r = m - 2; r >= 0; --r) {
-    contrib(k, keys[r], i, sl, x);
-    combine(k, x, acc);
+    kind_contrib(k, keys[r], i, sl, x);
+    kind_combine(k, x, acc);
   }
   for (int s = 0; s < K[k].nseg; ++s) memcpy(dst + K[k].off[s], acc + K[k].off[s], (size_t)K[k].len[s]);
 }
@@ -374,7 +372,7 @@ static job *job_new(int op, int k, const cinfo *c, long cnt, int shape, int inpl
     j->has_sb = 1;
     in = j->sb.p;
   }
-  for (long i = 0; i < j->total; ++i) contrib(k, mykey, i, j->sl, in + i * ext);
+  for (long i = 0; i < j->total; ++i) kind_contrib(k, mykey, i, j->sl, in + i * ext);
   if (inplace) memcpy(j->rb.img, j->rb.all, j->rb.len + 2 * TU_GUARD);
   else memcpy(j->sb.img, j->sb.all, j->sb.len + 2 * TU_GUARD);
   if (m > 0)
@@ -413,14 +411,7 @@ static void job_start(job *j) {
       case O_SCAN: rc = MPI_Iscan(s, r, (int)j->total, dt, o, comm, &j->req); break;
       default: rc = MPI_Iexscan(s, r, (int)j->total, dt, o, comm, &j->req); break;
     }
-  if (rc != MPI_SUCCESS) {
-    char e[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    e[0] = 0;
-    MPI_Error_string(rc, e, &len);
-    tu_fail("case '%s': the call returned %d (%s)", j->desc, rc, e);
-  }
-  if (j->req == MPI_REQUEST_NULL) tu_fail("case '%s': the call returned MPI_REQUEST_NULL", j->desc);
+  expect_started(rc, j->req, j->desc);
 }
 
 /* Checks a completed job and frees it. */
@@ -471,13 +462,7 @@ static void complete(job **js, int k, int mode, const char *what) {
         active--;
       }
       break;
-    case M_TESTALL: {
-      int flag = 0;
-      while (!flag) {
-        TU_CALL(MPI_Testall(k, r, &flag, st));
-        npolls++;
-      }
-    } break;
+    case M_TESTALL: testall_poll(k, r, st, 0); break;
     case M_TEST:
       while (active) {
         for (int i = 0; i < k; ++i) {

@@ -73,128 +73,14 @@
  * are replaced by MPI_Waitall (PC_INACTIVE_DEFECT); see there.
  */
 #include "interutil.h"
+#include "redref.h"
 
 #if MPI_VERSION >= 4
 
 static int quick;
 static unsigned salt = 1;
-static long long npolls;
 static long long nsubst; /* completions by MPI_Waitall instead (PC_INACTIVE_DEFECT) */
-static volatile double sink;
 static MPI_Info hint; /* a real info object for some of the _init calls */
-
-static void compute(int k) { /* a little "work" between polls */
-  double s = 0;
-  for (int i = 0; i < k; ++i) s += (double)i * 0.5;
-  sink += s;
-}
-
-/* ---- reductions: operation and element type ---------------------------------- */
-
-enum { R_SUM, R_MAX, R_MINLOC, R_MATMUL };
-static const char *const rname[] = {"MPI_SUM", "MPI_MAX", "MPI_MINLOC", "matmul"};
-enum { Y_INT, Y_DOUBLE, Y_DOUBLE_INT, Y_MAT };
-static const char *const yname[] = {"MPI_INT", "MPI_DOUBLE", "MPI_DOUBLE_INT", "contiguous(4,MPI_DOUBLE)"};
-typedef struct { double v; int i; } double_int;
-static const size_t ysize[] = {sizeof(int), sizeof(double), sizeof(double_int), 4 * sizeof(double)};
-static MPI_Datatype t_mat; /* contiguous(4, MPI_DOUBLE) */
-static MPI_Op op_matmul;   /* non-commutative */
-
-/* Contribution of rank r at element i in instance `s` (written at dst). */
-static void contrib(int rop, int rty, int r, long i, unsigned s, void *dst) {
-  uint64_t h = tu_mix(((uint64_t)(uint32_t)r << 40) ^ ((uint64_t)i << 8) ^ s);
-  switch (rty) {
-    case Y_INT: {
-      int v = rop == R_MAX ? (int)(uint32_t)h : (int)(h % 120) - 40;
-      memcpy(dst, &v, sizeof v);
-    } break;
-    case Y_DOUBLE: {
-      double v = (double)((int)(h % 120) - 40);
-      memcpy(dst, &v, sizeof v);
-    } break;
-    case Y_DOUBLE_INT: {
-      double_int v;
-      memset(&v, 0, sizeof v);
-      v.v = (double)(h % 4) - 1.5; /* many ties: the lowest index wins */
-      v.i = r * 3 + 1;
-      memcpy(dst, &v, sizeof v);
-    } break;
-    default: {
-      double m[4];
-      for (int k = 0; k < 4; ++k) m[k] = (double)((h >> (8 * k)) % 251);
-      memcpy(dst, m, sizeof m);
-    } break;
-  }
-}
-
-/* The non-commutative operation: inout = in * inout, 2x2 matrices mod 251
- * (every intermediate is an exact integer in a double). */
-static double mod251(double x) { return (double)((long long)x % 251); }
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt) {
-  (void)dt;
-  const double *a = (const double *)in;
-  double *b = (double *)inout;
-  for (int k = 0; k < *len; ++k, a += 4, b += 4) {
-    double c0 = mod251(a[0] * b[0] + a[1] * b[2]), c1 = mod251(a[0] * b[1] + a[1] * b[3]);
-    double c2 = mod251(a[2] * b[0] + a[3] * b[2]), c3 = mod251(a[2] * b[1] + a[3] * b[3]);
-    b[0] = c0, b[1] = c1, b[2] = c2, b[3] = c3;
-  }
-}
-
-/* acc = x (op) acc. */
-static void combine(int rop, int rty, const void *x, void *acc) {
-  switch (rty) {
-    case Y_INT: {
-      int a, b;
-      memcpy(&a, x, sizeof a), memcpy(&b, acc, sizeof b);
-      b = rop == R_MAX ? (a > b ? a : b) : (int)((unsigned)a + (unsigned)b);
-      memcpy(acc, &b, sizeof b);
-    } break;
-    case Y_DOUBLE: {
-      double a, b;
-      memcpy(&a, x, sizeof a), memcpy(&b, acc, sizeof b);
-      b = rop == R_MAX ? (a > b ? a : b) : a + b;
-      memcpy(acc, &b, sizeof b);
-    } break;
-    case Y_DOUBLE_INT: {
-      double_int a, b;
-      memcpy(&a, x, sizeof a), memcpy(&b, acc, sizeof b);
-      if (a.v < b.v) b.v = a.v, b.i = a.i;
-      else if (a.v == b.v && a.i < b.i) b.i = a.i;
-      memcpy(acc, &b, sizeof b);
-    } break;
-    default: {
-      int one = 1;
-      matmul((void *)x, acc, &one, NULL);
-    } break;
-  }
-}
-
-static MPI_Op mpi_op(int rop) {
-  return rop == R_SUM ? MPI_SUM : rop == R_MAX ? MPI_MAX : rop == R_MINLOC ? MPI_MINLOC : op_matmul;
-}
-static MPI_Datatype mpi_ty(int rty) {
-  return rty == Y_INT ? MPI_INT : rty == Y_DOUBLE ? MPI_DOUBLE : rty == Y_DOUBLE_INT ? MPI_DOUBLE_INT : t_mat;
-}
-
-/* The reduction of ranks lo .. hi-1 (in rank order) at element i into acc. */
-static void fold_ranks(int rop, int rty, int lo, int hi, long i, unsigned s, unsigned char *acc) {
-  unsigned char tmp[64];
-  contrib(rop, rty, hi - 1, i, s, acc);
-  for (int r = hi - 2; r >= lo; --r) {
-    contrib(rop, rty, r, i, s, tmp);
-    combine(rop, rty, tmp, acc);
-  }
-}
-
-/* The 4 padding bytes of a double_int carry nothing: the image takes them
- * from the buffer. */
-static void copy_padding(gb *g, long count) {
-  for (long i = 0; i < count; ++i) {
-    size_t e = (size_t)i * sizeof(double_int), pad = offsetof(double_int, i) + sizeof(int);
-    memcpy(g->ip + e + pad, g->p + e + pad, sizeof(double_int) - pad);
-  }
-}
 
 /* ---- jobs: one persistent collective request with its buffers ------------------ */
 
@@ -313,10 +199,7 @@ static int pc_inter_defect(int kind) {
 
 static void init_failed(pjob *j, int rc) {
   char s[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  s[0] = 0;
-  MPI_Error_string(rc, s, &len);
-  tu_fail("case '%s': %s returned %d (%s)", j->desc, kname[j->kind], rc, s);
+  tu_fail("case '%s': %s returned %d (%s)", j->desc, kname[j->kind], rc, err_text(rc, s));
 }
 
 /* After the _init call: the request must be a real handle. */
@@ -328,15 +211,6 @@ static void job_made(pjob *j, int rc) {
 }
 
 static MPI_Info info_for(unsigned s) { return s % 3 == 1 ? hint : MPI_INFO_NULL; }
-
-static long lcm(long a, long b) {
-  long x = a, y = b;
-  while (y) {
-    long t = x % y;
-    x = y, y = t;
-  }
-  return a / x * b;
-}
 
 /* -- the alltoall/allgather family -- */
 
@@ -869,14 +743,7 @@ static void complete(pjob **js, int k, int mode, const char *what) {
                flag, ix);
       }
       break;
-    case M_TESTALL: {
-      int flag = 0;
-      while (!flag) {
-        TU_CALL(MPI_Testall(k, r, &flag, st));
-        npolls++;
-        if (!flag) compute(200);
-      }
-    } break;
+    case M_TESTALL: testall_poll(k, r, st, 200); break;
     default: {
       int done = 0;
       while (done < active) {
@@ -902,10 +769,7 @@ static void complete(pjob **js, int k, int mode, const char *what) {
 
 static void start_failed(const char *fn, int rc, const char *what) {
   char s[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  s[0] = 0;
-  MPI_Error_string(rc, s, &len);
-  tu_fail("%s: %s returned %d (%s)", what, fn, rc, s);
+  tu_fail("%s: %s returned %d (%s)", what, fn, rc, err_text(rc, s));
 }
 
 /* Starts js[order[0..k)] (the skipped ones left out): one MPI_Start each, or
