@@ -410,68 +410,68 @@ SHMCOLL_API(int, MPI_Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* r
   });
 }
 
-#define PERSISTENT(NAME, IMPL, ...) \
-  api::initPersistent(NAME, comm, info, request, [&] { return IMPL(NAME, __VA_ARGS__); })
-
 SHMCOLL_API(int, MPI_Alltoall_init,
             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return PERSISTENT("MPI_Alltoall_init", alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  return SHMCOLL_PERSISTENT("MPI_Alltoall_init", alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            comm);
 }
 SHMCOLL_API(int, MPI_Alltoall_init_c,
             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return PERSISTENT("MPI_Alltoall_init_c", alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  return SHMCOLL_PERSISTENT("MPI_Alltoall_init_c", alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            comm);
 }
 SHMCOLL_API(int, MPI_Alltoallv_init,
             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
              MPI_Request* request)) {
-  return PERSISTENT("MPI_Alltoallv_init", alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                    rdispls, recvtype, comm);
+  return SHMCOLL_PERSISTENT("MPI_Alltoallv_init", alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                            recvcounts, rdispls, recvtype, comm);
 }
 SHMCOLL_API(int, MPI_Alltoallv_init_c,
             (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype,
              void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
              MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return PERSISTENT("MPI_Alltoallv_init_c", alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                    rdispls, recvtype, comm);
+  return SHMCOLL_PERSISTENT("MPI_Alltoallv_init_c", alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                            recvcounts, rdispls, recvtype, comm);
 }
 SHMCOLL_API(int, MPI_Alltoallw_init,
             (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
              void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
              MPI_Info info, MPI_Request* request)) {
-  return PERSISTENT("MPI_Alltoallw_init", alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                    rdispls, recvtypes, comm);
+  return SHMCOLL_PERSISTENT("MPI_Alltoallw_init", alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                            recvcounts, rdispls, recvtypes, comm);
 }
 SHMCOLL_API(int, MPI_Alltoallw_init_c,
             (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
              const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return PERSISTENT("MPI_Alltoallw_init_c", alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                    rdispls, recvtypes, comm);
+  return SHMCOLL_PERSISTENT("MPI_Alltoallw_init_c", alltoallw, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                            recvcounts, rdispls, recvtypes, comm);
 }
 SHMCOLL_API(int, MPI_Allgather_init,
             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return PERSISTENT("MPI_Allgather_init", allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  return SHMCOLL_PERSISTENT("MPI_Allgather_init", allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            comm);
 }
 SHMCOLL_API(int, MPI_Allgather_init_c,
             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return PERSISTENT("MPI_Allgather_init_c", allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                    comm);
+  return SHMCOLL_PERSISTENT("MPI_Allgather_init_c", allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            recvtype, comm);
 }
 SHMCOLL_API(int, MPI_Allgatherv_init,
             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
              const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return PERSISTENT("MPI_Allgatherv_init", allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                    recvtype, comm);
+  return SHMCOLL_PERSISTENT("MPI_Allgatherv_init", allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                            displs, recvtype, comm);
 }
 SHMCOLL_API(int, MPI_Allgatherv_init_c,
             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
              const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
              MPI_Info info, MPI_Request* request)) {
-  return PERSISTENT("MPI_Allgatherv_init_c", allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                    recvtype, comm);
+  return SHMCOLL_PERSISTENT("MPI_Allgatherv_init_c", allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                            displs, recvtype, comm);
 }

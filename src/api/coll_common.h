@@ -108,6 +108,13 @@ int initPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* re
   return finishPersistent(fn, comm, info, request, init, rc);
 }
 
+// The body of an MPI_<collective>_init entry point: IMPL, the blocking form's
+// template, run in persistent mode under the _init call's name (an IMPL with
+// a comma in it goes in parentheses).  Uses the entry point's comm, info and
+// request arguments.
+#define SHMCOLL_PERSISTENT(NAME, IMPL, ...) \
+  ::shmcoll::api::initPersistent(NAME, comm, info, request, [&] { return IMPL(NAME, __VA_ARGS__); })
+
 // Persistent mode: a datatype the arguments resolved to is held for the
 // request's lifetime.
 inline void keepType(const dt::Type* t) {

@@ -36,29 +36,28 @@ namespace shmcoll::api {
 
 namespace {
 
-struct PersistentColl {
-  Starter start;
-  rt::Comm* comm = nullptr;
-  uint32_t number = 0;  // the operation number of every instance
-  std::vector<const dt::Type*> held;
-  std::vector<MPI_Op> heldOps;
-
-  PersistentColl() = default;
-  PersistentColl(const PersistentColl&) = delete;
-  PersistentColl& operator=(const PersistentColl&) = delete;
-  ~PersistentColl() {
-    for (const dt::Type* t : held) dt::release(t);
-    for (MPI_Op op : heldOps) op::unhold(op);
-    if (comm) rt::releaseComm(comm);
-  }
-};
-
 void dropHeld(PersistentInit& init) {
   for (const dt::Type* t : init.held) dt::release(t);
   init.held.clear();
   for (MPI_Op op : init.heldOps) op::unhold(op);
   init.heldOps.clear();
 }
+
+// What the request keeps: the _init call's starter and holds, its
+// communicator and operation number.
+struct PersistentColl {
+  PersistentInit init;
+  rt::Comm* comm = nullptr;
+  uint32_t number = 0;  // the operation number of every instance
+
+  PersistentColl() = default;
+  PersistentColl(const PersistentColl&) = delete;
+  PersistentColl& operator=(const PersistentColl&) = delete;
+  ~PersistentColl() {
+    dropHeld(init);
+    if (comm) rt::releaseComm(comm);
+  }
+};
 
 }  // namespace
 
@@ -73,9 +72,7 @@ int finishPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* 
   }
   rt::Comm* c = rt::comm(comm);  // (valid: the checks passed)
   auto pc = std::make_shared<PersistentColl>();
-  pc->start = std::move(init.start);
-  pc->held = std::move(init.held);
-  pc->heldOps = std::move(init.heldOps);
+  pc->init = std::move(init);
   pc->comm = c;
   rt::holdComm(c);
   pc->number = rt::scheduleTeam(*c).nbcSeq++;
@@ -84,9 +81,9 @@ int finishPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* 
   e->persistent = true;
   e->collective = true;
   e->start = [pc]() -> p2p::Request* {
-    if (!pc->start) return new DoneRequest;  // (nothing to move)
+    if (!pc->init.start) return new DoneRequest;  // (nothing to move)
     nbc::FixedNumber fixed(rt::scheduleTeam(*pc->comm), pc->number);
-    return pc->start();
+    return pc->init.start();
   };
   *request = h;
   return MPI_SUCCESS;

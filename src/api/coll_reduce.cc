@@ -350,98 +350,75 @@ SHMCOLL_API(int, MPI_Iexscan_c,
 SHMCOLL_API(int, MPI_Reduce_init,
             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
              MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Reduce_init", comm, info, request, [&] {
-    return reduce("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, root, comm);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Reduce_init", reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 SHMCOLL_API(int, MPI_Reduce_init_c,
             (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
              MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Reduce_init_c", comm, info, request, [&] {
-    return reduce("MPI_Reduce_init_c", sendbuf, recvbuf, count, datatype, op, root, comm);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Reduce_init_c", reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 SHMCOLL_API(int, MPI_Allreduce_init,
             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
              MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Allreduce_init", comm, info, request, [&] {
-    return allreduce("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, comm);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Allreduce_init", allreduce, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 SHMCOLL_API(int, MPI_Allreduce_init_c,
             (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
              MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Allreduce_init_c", comm, info, request, [&] {
-    return allreduce("MPI_Allreduce_init_c", sendbuf, recvbuf, count, datatype, op, comm);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Allreduce_init_c", allreduce, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 SHMCOLL_API(int, MPI_Reduce_scatter_init,
             (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Reduce_scatter_init", comm, info, request, [&] {
-    return reduceScatter<int>("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts, 0, datatype, op, comm);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Reduce_scatter_init", reduceScatter<int>, sendbuf, recvbuf, recvcounts, 0, datatype,
+                            op, comm);
 }
 
 SHMCOLL_API(int, MPI_Reduce_scatter_init_c,
             (const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Reduce_scatter_init_c", comm, info, request, [&] {
-    return reduceScatter<MPI_Count>("MPI_Reduce_scatter_init_c", sendbuf, recvbuf, recvcounts, 0, datatype, op,
-                                    comm);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Reduce_scatter_init_c", reduceScatter<MPI_Count>, sendbuf, recvbuf, recvcounts, 0,
+                            datatype, op, comm);
 }
 
 SHMCOLL_API(int, MPI_Reduce_scatter_block_init,
             (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
              MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Reduce_scatter_block_init", comm, info, request, [&] {
-    return reduceScatter<int>("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, nullptr, recvcount, datatype, op,
-                              comm);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Reduce_scatter_block_init", reduceScatter<int>, sendbuf, recvbuf, nullptr, recvcount,
+                            datatype, op, comm);
 }
 
 SHMCOLL_API(int, MPI_Reduce_scatter_block_init_c,
             (const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Reduce_scatter_block_init_c", comm, info, request, [&] {
-    return reduceScatter<MPI_Count>("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf, nullptr, recvcount,
-                                    datatype, op, comm);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Reduce_scatter_block_init_c", reduceScatter<MPI_Count>, sendbuf, recvbuf, nullptr,
+                            recvcount, datatype, op, comm);
 }
 
 SHMCOLL_API(int, MPI_Scan_init,
             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
              MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Scan_init", comm, info, request, [&] {
-    return scan("MPI_Scan_init", sendbuf, recvbuf, count, datatype, op, comm, false);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Scan_init", scan, sendbuf, recvbuf, count, datatype, op, comm, false);
 }
 
 SHMCOLL_API(int, MPI_Scan_init_c,
             (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
              MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Scan_init_c", comm, info, request, [&] {
-    return scan("MPI_Scan_init_c", sendbuf, recvbuf, count, datatype, op, comm, false);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Scan_init_c", scan, sendbuf, recvbuf, count, datatype, op, comm, false);
 }
 
 SHMCOLL_API(int, MPI_Exscan_init,
             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
              MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Exscan_init", comm, info, request, [&] {
-    return scan("MPI_Exscan_init", sendbuf, recvbuf, count, datatype, op, comm, true);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Exscan_init", scan, sendbuf, recvbuf, count, datatype, op, comm, true);
 }
 
 SHMCOLL_API(int, MPI_Exscan_init_c,
             (const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
              MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Exscan_init_c", comm, info, request, [&] {
-    return scan("MPI_Exscan_init_c", sendbuf, recvbuf, count, datatype, op, comm, true);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Exscan_init_c", scan, sendbuf, recvbuf, count, datatype, op, comm, true);
 }

@@ -413,88 +413,70 @@ SHMCOLL_API(int, MPI_Iscatterv_c,
 SHMCOLL_API(int, MPI_Bcast_init,
             (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
              MPI_Request* request)) {
-  return api::initPersistent("MPI_Bcast_init", comm, info, request,
-                             [&] { return bcast("MPI_Bcast_init", buffer, count, datatype, root, comm); });
+  return SHMCOLL_PERSISTENT("MPI_Bcast_init", bcast, buffer, count, datatype, root, comm);
 }
 
 SHMCOLL_API(int, MPI_Bcast_init_c,
             (void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
              MPI_Request* request)) {
-  return api::initPersistent("MPI_Bcast_init_c", comm, info, request,
-                             [&] { return bcast("MPI_Bcast_init_c", buffer, count, datatype, root, comm); });
+  return SHMCOLL_PERSISTENT("MPI_Bcast_init_c", bcast, buffer, count, datatype, root, comm);
 }
 
 SHMCOLL_API(int, MPI_Gather_init,
             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Gather_init", comm, info, request, [&] {
-    return gather<int, int>("MPI_Gather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
-                            recvtype, root, comm, false);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Gather_init", (gather<int, int>), sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            nullptr, nullptr, recvtype, root, comm, false);
 }
 
 SHMCOLL_API(int, MPI_Gather_init_c,
             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Gather_init_c", comm, info, request, [&] {
-    return gather<MPI_Count, MPI_Aint>("MPI_Gather_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr,
-                                       nullptr, recvtype, root, comm, false);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Gather_init_c", (gather<MPI_Count, MPI_Aint>), sendbuf, sendcount, sendtype, recvbuf,
+                            recvcount, nullptr, nullptr, recvtype, root, comm, false);
 }
 
 SHMCOLL_API(int, MPI_Gatherv_init,
             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
              const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
              MPI_Request* request)) {
-  return api::initPersistent("MPI_Gatherv_init", comm, info, request, [&] {
-    return gather<int, int>("MPI_Gatherv_init", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                            root, comm, true);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Gatherv_init", (gather<int, int>), sendbuf, sendcount, sendtype, recvbuf, 0,
+                            recvcounts, displs, recvtype, root, comm, true);
 }
 
 SHMCOLL_API(int, MPI_Gatherv_init_c,
             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
              const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
              MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Gatherv_init_c", comm, info, request, [&] {
-    return gather<MPI_Count, MPI_Aint>("MPI_Gatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                                       displs, recvtype, root, comm, true);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Gatherv_init_c", (gather<MPI_Count, MPI_Aint>), sendbuf, sendcount, sendtype, recvbuf,
+                            0, recvcounts, displs, recvtype, root, comm, true);
 }
 
 SHMCOLL_API(int, MPI_Scatter_init,
             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Scatter_init", comm, info, request, [&] {
-    return scatter<int, int>("MPI_Scatter_init", sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount,
-                             recvtype, root, comm, false);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Scatter_init", (scatter<int, int>), sendbuf, sendcount, nullptr, nullptr, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm, false);
 }
 
 SHMCOLL_API(int, MPI_Scatter_init_c,
             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Scatter_init_c", comm, info, request, [&] {
-    return scatter<MPI_Count, MPI_Aint>("MPI_Scatter_init_c", sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf,
-                                        recvcount, recvtype, root, comm, false);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Scatter_init_c", (scatter<MPI_Count, MPI_Aint>), sendbuf, sendcount, nullptr, nullptr,
+                            sendtype, recvbuf, recvcount, recvtype, root, comm, false);
 }
 
 SHMCOLL_API(int, MPI_Scatterv_init,
             (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request)) {
-  return api::initPersistent("MPI_Scatterv_init", comm, info, request, [&] {
-    return scatter<int, int>("MPI_Scatterv_init", sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
-                             recvtype, root, comm, true);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Scatterv_init", (scatter<int, int>), sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                            recvcount, recvtype, root, comm, true);
 }
 
 SHMCOLL_API(int, MPI_Scatterv_init_c,
             (const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype,
              void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
              MPI_Request* request)) {
-  return api::initPersistent("MPI_Scatterv_init_c", comm, info, request, [&] {
-    return scatter<MPI_Count, MPI_Aint>("MPI_Scatterv_init_c", sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
-                                        recvcount, recvtype, root, comm, true);
-  });
+  return SHMCOLL_PERSISTENT("MPI_Scatterv_init_c", (scatter<MPI_Count, MPI_Aint>), sendbuf, 0, sendcounts, displs,
+                            sendtype, recvbuf, recvcount, recvtype, root, comm, true);
 }
