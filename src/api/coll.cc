@@ -18,7 +18,7 @@ namespace {
 
 // ---- per-peer block descriptions -----------------------------------------------
 
-class AlltoallArgs : public coll::ExchangeArgs {
+class AlltoallArgs final : public coll::ExchangeArgs {
  public:
   Side s, r;
   uint64_t sc, rc;
@@ -27,7 +27,7 @@ class AlltoallArgs : public coll::ExchangeArgs {
 };
 
 template <class C, class D>
-class AlltoallvArgs : public coll::ExchangeArgs {
+class AlltoallvArgs final : public coll::ExchangeArgs {
  public:
   Side s, r;
   const C *scounts, *rcounts;
@@ -37,7 +37,7 @@ class AlltoallvArgs : public coll::ExchangeArgs {
 };
 
 template <class C, class D>
-class AlltoallwArgs : public coll::ExchangeArgs {
+class AlltoallwArgs final : public coll::ExchangeArgs {
  public:
   const char *sbuf, *rbuf;
   const C *scounts, *rcounts;
@@ -52,7 +52,7 @@ class AlltoallwArgs : public coll::ExchangeArgs {
 };
 
 template <class C, class D>
-class AllgatherArgs : public coll::ExchangeArgs {
+class AllgatherArgs final : public coll::ExchangeArgs {
  public:
   Side s, r;
   uint64_t sc, rc;
@@ -70,7 +70,7 @@ class AllgatherArgs : public coll::ExchangeArgs {
 // MPI_IN_PLACE for the alltoall family: what each block holds on entry is
 // packed into a private buffer first, then sent from there, so a peer never
 // reads a block we have already overwritten.
-class InPlaceArgs : public coll::ExchangeArgs {
+class InPlaceArgs final : public coll::ExchangeArgs {
  public:
   InPlaceArgs(const coll::ExchangeArgs& inner, uint32_t n) : inner_(inner) {
     op = inner.op;
@@ -99,6 +99,11 @@ int run(rt::Comm* c, const char* fn, const A& a, bool inPlace) {
   if (c->inter) return api::runInter(c, fn, a, {true, true});  // (every pair across the groups)
   if (api::gNonblocking) return api::runExchange(c, fn, a, inPlace && !a.broadcast);
   if (inPlace && !a.broadcast) {
+    // The inline path writes every lane before it reads any, so it needs no
+    // copy of the receive buffer.
+    bool taken = false;
+    const int rc = coll::inlineExchange(c->team, a, &taken);
+    if (taken) return rc ? api::raise(c->handle, fn, rc) : MPI_SUCCESS;
     InPlaceArgs ip(a, c->team.size());
     return api::runExchange(c, fn, ip);
   }

@@ -18,6 +18,7 @@
 #include "api/api.h"
 #include "api/request.h"
 #include "coll/coll.h"
+#include "coll/exchange_inline.h"
 #include "p2p/nbc.h"
 #include "op/op.h"
 #include "runtime/comm.h"
@@ -271,7 +272,10 @@ int runExchange(rt::Comm* c, const char* fn, const A& a, bool inPlace = false) {
     launch(c, fn, [team = &c->team, a, inPlace] { return nbc::exchange(*team, a, inPlace); });
     return MPI_SUCCESS;
   }
-  if (int rc = coll::exchange(c->team, a)) return raise(c->handle, fn, rc);
+  bool taken = false;
+  int rc = coll::inlineExchange(c->team, a, &taken);  // (A is final: its blocks are computed inline)
+  if (!taken) rc = coll::exchangeGeneral(c->team, a);
+  if (rc) return raise(c->handle, fn, rc);
   return MPI_SUCCESS;
 }
 

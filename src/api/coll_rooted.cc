@@ -23,7 +23,7 @@ using api::Side;
 
 namespace {
 
-class BcastArgs : public coll::ExchangeArgs {
+class BcastArgs final : public coll::ExchangeArgs {
  public:
   coll::Block block;
   uint32_t root = 0, me = 0;
@@ -34,7 +34,7 @@ class BcastArgs : public coll::ExchangeArgs {
 };
 
 template <class C, class D>
-class GatherArgs : public coll::ExchangeArgs {
+class GatherArgs final : public coll::ExchangeArgs {
  public:
   coll::Block mine;  // what this rank sends (at an in-place root: its block of the receive buffer)
   Side r;            // root only
@@ -52,7 +52,7 @@ class GatherArgs : public coll::ExchangeArgs {
 };
 
 template <class C, class D>
-class ScatterArgs : public coll::ExchangeArgs {
+class ScatterArgs final : public coll::ExchangeArgs {
  public:
   coll::Block mine;  // what this rank receives (at an in-place root: its block of the send buffer)
   Side s;            // root only

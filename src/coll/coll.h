@@ -61,6 +61,9 @@ class ExchangeArgs {
 // disagrees with ours (no byte is written outside our receive blocks, and
 // every rank still returns), or another error class.
 int exchange(Team& team, const ExchangeArgs& args);
+// The same without trying the inline path (exchange_inline.h) first: for
+// callers that already did.
+int exchangeGeneral(Team& team, const ExchangeArgs& args);
 
 // The reducing collectives (reduce.cc).  `in` is this rank's contribution,
 // `count` elements of `type` laid out as in a user buffer, or nullptr when it

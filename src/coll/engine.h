@@ -33,9 +33,11 @@ struct Engine {
   segment::RankCtl* self() const { return seg.ctl(rank); }
   uint64_t& doneBy(uint32_t ctx, uint32_t r) {
     std::vector<uint64_t>& d = done[ctx];
-    if (d.empty()) d.assign(size, 0);
+    if (d.empty()) [[unlikely]]
+      sizeDone(d);
     return d[r];
   }
+  [[gnu::noinline, gnu::cold]] void sizeDone(std::vector<uint64_t>& d) const { d.assign(size, 0); }
 };
 
 // The process's engine: constant-initialised (no construction order to

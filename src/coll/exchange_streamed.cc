@@ -75,6 +75,7 @@
 
 #include "channel/wait.h"
 #include "coll/coll.h"
+#include "coll/exchange_inline.h"
 #include "coll/streamed.h"
 #include "common/status.h"
 #include "copy/copy.h"
@@ -145,21 +146,8 @@ class Run {
     if (status) statusReason_ = lastReason();
 
     initConsumer();
-    while (!(producerDone() && consumerDone())) {
-      bool moved = produce();
-      int rc = 0;
-      moved |= consume(&rc);
-      if (rc) {
-        flushWake();
-        return rc;
-      }
-      if (producerDone() && consumerDone()) break;  // (the wake-up below covers the lanes too)
-      flushWake();
-      if (!moved) {
-        SHMCOLL_CHECK(channel::waitUntil(e_.self(), [&] { return canProduce() || canConsume(); }));
-      }
-    }
-    wakePending_ = false;
+    SHMCOLL_CHECK(drive());
+    wakePending_ = false;  // (the wake-up below covers the lanes too)
     if (mismatch_ && !status) {
       status = mismatch_;
       statusReason_ = mismatchReason_;
@@ -179,7 +167,52 @@ class Run {
     return 0;
   }
 
+  // Finishes an inline exchange (exchange_inline.h) whose lanes from the
+  // peers in `rest` were not inline: reads them as the general consumer does.
+  // This rank published only inline lanes, so it has nothing to produce.
+  int resume(const InlineRun& r, const uint32_t* rest, uint32_t count) {
+    me_ = team_.rank;
+    seq_ = r.seq;
+    ctx_ = team_.ctxId;
+    slot_ = seg_.slotBytes();
+    tag_ = r.tag;
+    area_ = r.area;
+    laneBytes_ = r.laneBytes;
+    streamBytes_ = chunks_ = nextChunk_ = 0;
+    sc_.parts.clear();
+    sc_.cmaReaders.clear();
+    sc_.from.clear();
+    const uint64_t off = a_.broadcast ? 0 : me_ * laneBytes_;
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint32_t q = rest[i];
+      const auto* lane = reinterpret_cast<const LaneHeader*>(seg_.laneArea(team_.members[q], area_) + off);
+      sc_.from.push_back({q, kWaitLane, lane, 0, 0, 0, 0, {}});
+    }
+    SHMCOLL_CHECK(drive());
+    if (mismatch_) return fail(mismatch_, "%s", mismatchReason_.c_str());
+    return 0;
+  }
+
  private:
+  // Produces and consumes until both are done, sleeping when neither can move.
+  int drive() {
+    while (!(producerDone() && consumerDone())) {
+      bool moved = produce();
+      int rc = 0;
+      moved |= consume(&rc);
+      if (rc) {
+        flushWake();
+        return rc;
+      }
+      if (producerDone() && consumerDone()) break;  // (the caller's wake-up covers the lanes too)
+      flushWake();
+      if (!moved) {
+        SHMCOLL_CHECK(channel::waitUntil(e_.self(), [&] { return canProduce() || canConsume(); }));
+      }
+    }
+    return 0;
+  }
+
   // ---- producer ------------------------------------------------------------
 
   bool sendsTo(uint32_t p) const { return a_.allPairs || a_.sends(p); }
@@ -485,6 +518,10 @@ int selfCopy(const Block& s, const Block& r) {
   uint64_t n = std::min(sb, rb);
   if (n == 0) return rc;
   if (s.buf == r.buf && s.type == r.type && s.count == r.count) return rc;  // in place
+  if (n <= copy::kTinyMax && s.type->contiguous && r.type->contiguous) {
+    copy::tiny(const_cast<char*>(r.buf) + r.type->trueLb, s.buf + s.type->trueLb, n);
+    return rc;
+  }
   dt::Cursor sc(s.buf, s.count, s.type), rcur(r.buf, r.count, r.type);
   if (sc.contiguous() && rcur.contiguous()) {
     if (n <= copy::kTinyMax)
@@ -546,6 +583,11 @@ bool inSegment(const void* p, uint64_t len) {
 int streamedExchange(Team& team, const ExchangeArgs& args, const StreamParams& prm) {
   Run run(team, args, prm);
   return run.go();
+}
+
+int inlineRest(const InlineRun& r, const ExchangeArgs& args, const uint32_t* rest, uint32_t count) {
+  Run run(*r.team, args, {});
+  return run.resume(r, rest, count);
 }
 
 }  // namespace shmcoll::coll

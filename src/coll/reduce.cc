@@ -100,7 +100,7 @@ void copyTyped(char* dst, const char* src, uint64_t count, const dt::Type* type)
 }
 
 // An exchange described by functions (the blocks depend on the phase).
-class FnArgs : public ExchangeArgs {
+class FnArgs final : public ExchangeArgs {
  public:
   std::function<Block(uint32_t)> sendFn, recvFn;
   std::function<bool(uint32_t)> sendsFn, receivesFn;

@@ -23,11 +23,13 @@
 //                cross-process reads.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "coll/coll.h"
+#include "coll/exchange_inline.h"
 #include "coll/streamed.h"
 #include "common/env.h"
 #include "common/status.h"
@@ -50,6 +52,7 @@ struct Algorithm {
 struct Thresholds {
   uint32_t ranks = 0;
   uint64_t cmaMin = 0, inlineMax = 0;
+  uint64_t inlineCap[2] = {};  // the inline path's limit (exchange_inline.h): lanes, one shared lane
 };
 
 const Thresholds& thresholds(Op op, uint32_t ranks) {
@@ -58,6 +61,9 @@ const Thresholds& thresholds(Op op, uint32_t ranks) {
   if (t.ranks != ranks) {
     t.cmaMin = tuning::value("SHMCOLL_CMA_MIN", "cma_min", opName(op), ranks, 16 * 1024);
     t.inlineMax = tuning::value("SHMCOLL_INLINE_MAX", "inline_max", opName(op), ranks, UINT64_MAX);
+    const segment::View& seg = engine().seg;
+    t.inlineCap[0] = std::min<uint64_t>(t.inlineMax, seg.laneBytes(ranks) - segment::kLaneHeaderBytes);
+    t.inlineCap[1] = std::min<uint64_t>(t.inlineMax, seg.laneAreaBytes() - segment::kLaneHeaderBytes);
     t.ranks = ranks;
   }
   return t;
@@ -125,7 +131,40 @@ const Choice& choice() {
 
 const char* opName(Op op) { return kOpNames[static_cast<int>(op)]; }
 
+InlineGate gInlineGate[static_cast<int>(Op::kCount)];
+
+// The inline path runs under every algorithm but single_copy, which sends
+// nothing inline.
+void inlineGateFill(Op op, uint32_t n) {
+  constexpr int kSingleCopy = 2;  // kAlgorithms index
+  const Choice& ch = choice();
+  const Thresholds& t = thresholds(op, n);
+  InlineGate& g = gInlineGate[static_cast<int>(op)];
+  const bool off = ch.forced[static_cast<int>(op)] == kSingleCopy;
+  g.cap[0] = off ? 0 : t.inlineCap[0];
+  g.cap[1] = off ? 0 : t.inlineCap[1];
+  g.verbose = ch.verbose != 0;
+  g.ranks = n;
+}
+
+void noteInline(Op op, uint32_t n) {
+  const Choice& ch = choice();
+  static bool seen[static_cast<int>(Op::kCount)] = {};
+  const int i = static_cast<int>(op);
+  if (ch.verbose >= 2 || !seen[i])
+    fprintf(stderr, "shmcoll: rank %u: %s on %u ranks: algorithm inline (every block in its lane)\n",
+            engine().rank, kOpNames[i], n);
+  seen[i] = true;
+}
+
 int exchange(Team& team, const ExchangeArgs& args) {
+  bool taken = false;
+  int rc = inlineExchange(team, args, &taken);
+  if (taken) return rc;
+  return exchangeGeneral(team, args);
+}
+
+int exchangeGeneral(Team& team, const ExchangeArgs& args) {
   const Choice& ch = choice();
   const int op = static_cast<int>(args.op);
   int pick = ch.forced[op];
@@ -155,7 +194,7 @@ int exchange(Team& team, const ExchangeArgs& args) {
 }
 
 namespace {
-class RawAllgather : public ExchangeArgs {
+class RawAllgather final : public ExchangeArgs {
  public:
   RawAllgather(const void* mine, uint64_t bytes, void* out, const dt::Type* byte)
       : mine_(static_cast<const char*>(mine)), bytes_(bytes), out_(static_cast<char*>(out)), byte_(byte) {

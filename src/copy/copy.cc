@@ -34,6 +34,7 @@ namespace detail {
 size_t ntThresholdBytes = size_t{4} << 20;
 // Replaced at load time (repMinFromEnv()) on CPUs with ERMS.
 size_t repMinBytes = SIZE_MAX;
+bool prefetchW = false;
 }  // namespace detail
 
 namespace {
@@ -130,6 +131,17 @@ bool detectErms() {
 }
 bool g_erms = false;
 
+// PREFETCHW: cpuid 0x80000001, ECX bit 8 (3DNowPrefetch; every AMD64 CPU,
+// Intel from Broadwell).  SHMCOLL_PREFETCHW=0 turns its use off.
+bool detectPrefetchW() {
+#if SHMCOLL_COPY_X86
+  unsigned a, b, c, d;
+  return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 8)) && env::integer("SHMCOLL_PREFETCHW", 1) != 0;
+#else
+  return false;
+#endif
+}
+
 // Tunable: SHMCOLL_COPY_REP_MIN, bytes with k/m/g suffix; 0 disables `rep
 // movsb`.  Why 32 KiB: below it a copy's source and destination can both sit
 // in L1 (48 KiB on the development machine), where the vector loop is faster
@@ -148,6 +160,7 @@ size_t repMinFromEnv() {
 void initOnce() {
   g_supported = detectSupported();
   g_erms = detectErms();
+  detail::prefetchW = detectPrefetchW();
   __atomic_store_n(&detail::ntThresholdBytes, ntThresholdFromEnv(), __ATOMIC_RELAXED);
   if (g_erms) __atomic_store_n(&detail::repMinBytes, repMinFromEnv(), __ATOMIC_RELAXED);
   std::string warning;

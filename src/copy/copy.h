@@ -54,6 +54,22 @@ inline void tiny(void* dst, const void* src, size_t n) {
 }
 constexpr size_t kTinyMax = 32;
 
+// Prefetch for writing (PREFETCHW): asks for the line holding `p` in a state
+// this core can write without another round of invalidations.  A hint only;
+// hasPrefetchW() says whether the CPU has the instruction (cpuid, detected
+// once at load), and callers skip the loop without it.
+namespace detail {
+extern bool prefetchW;
+}
+inline bool hasPrefetchW() { return detail::prefetchW; }
+inline void prefetchW(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 // Kernel selection.
 Kernel active();
 bool supported(Kernel k);            // the CPU (and the build) can run k

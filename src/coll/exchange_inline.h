@@ -1,0 +1,218 @@
+// Algorithm: inline -- the exchange's path for small blocks, when every block
+// this rank sends fits its lane.
+//
+// How it works.  The same lanes as the streamed exchange (exchange_streamed.cc
+// has the protocol and the rule for reusing a lane area), with nothing else:
+// the rank takes the operation's sequence number, makes sure the lane area of
+// that parity is free, writes each peer's block behind the lane header and
+// release-stores the tag, copies its own block, then reads each peer's lane as
+// it appears: first every lane already written, then (after waking readers of
+// its own lanes that sleep) the others in turn.  Inline lanes need no answer,
+// so waiting for one peer never holds up another.  At the end it raises its
+// `consumed` line, wakes whoever sleeps on it, and asks for the lines of the
+// other lane area in exclusive state (PREFETCHW): every peer has announced
+// this operation, so each has finished reading that area, and the next
+// operation's lane stores then find their lines in this core's cache instead
+// of invalidating the readers' copies while the readers wait.
+//
+// Lanes keep the streamed exchange's format, so a lane from a peer that did
+// not send inline (its block did not fit: an erroneous program whose counts
+// disagree, or different SHMCOLL_INLINE_MAX settings) is handed to the general
+// consumer (inlineRest), and a byte count that differs from the receive
+// block's gives MPI_ERR_TRUNCATE or MPI_ERR_COUNT after the common part is
+// delivered, as there.
+//
+// Why a separate path.  With two ranks on two cores a small collective takes
+// about one cache-line transfer plus the instructions both ranks run between
+// reading the peer's lane and writing the next one, and those instructions
+// are on the critical path one for one (docs/PERFORMANCE.md).  This path is a
+// template over the argument class, so per-peer blocks are computed inline
+// (no virtual call), and it keeps no per-operation state beyond the lane area's
+// readers.  With MPI_IN_PLACE it needs no copy of the receive buffer: every
+// lane is written before any peer's block is read.
+//
+// Cost per rank for blocks of b bytes to each of n - 1 peers: n - 1 lane
+// writes and n - 1 lane reads of ceil((b + 16) / 64) lines each, two copies per
+// byte, one wake-up check per peer and one prefetch per peer lane line.
+//
+// Chosen before the registry's algorithms whenever every block this rank
+// sends fits (SHMCOLL_INLINE_MAX, capped by the lane), on intracommunicators,
+// in blocking calls, for operations in which every pair exchanges (alltoall
+// family, allgather family, the one-exchange reductions).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "channel/wait.h"
+#include "coll/coll.h"
+#include "coll/streamed.h"
+#include "common/status.h"
+#include "copy/copy.h"
+
+namespace shmcoll::coll {
+
+// What the non-template parts of one inline exchange share.
+struct InlineRun {
+  Team* team = nullptr;
+  uint64_t seq = 0, tag = 0;
+  uint32_t area = 0;
+  uint64_t laneBytes = 0;     // distance between lanes (a whole area for broadcast)
+  char* mine = nullptr;       // this rank's lane area for the operation
+  uint64_t lastBytes = 0;     // bytes of the last lane written (sizes the prefetch)
+  int status = 0;             // first error: the own block's copy or a count mismatch
+  std::string reason;         // ... and why
+  std::vector<uint32_t>* pending = nullptr;  // peers whose lanes were not written yet
+  std::vector<uint32_t>* rest = nullptr;     // peers whose lanes were not inline
+};
+
+// The largest block op's inline path takes on a team of n ranks (0 when it
+// must not run: a forced single_copy algorithm), per lane kind (0: a lane per
+// reader, 1: one shared lane); looked up again (inlineGateFill, which also
+// reports the algorithm under SHMCOLL_VERBOSE) when the team size changes.
+struct InlineGate {
+  uint32_t ranks = 0;
+  bool verbose = false;
+  uint64_t cap[2] = {};
+};
+extern InlineGate gInlineGate[static_cast<int>(Op::kCount)];
+void inlineGateFill(Op op, uint32_t n);
+void noteInline(Op op, uint32_t n);
+inline uint64_t inlineCap(Op op, uint32_t n, bool broadcast) {
+  const InlineGate& g = gInlineGate[static_cast<int>(op)];
+  if (g.ranks != n) [[unlikely]]
+    inlineGateFill(op, n);
+  if (g.verbose) [[unlikely]]
+    noteInline(op, n);
+  return g.cap[broadcast ? 1 : 0];
+}
+// Takes the sequence number and the lane area (waiting for its readers if
+// needed) and fills `r`.
+int inlineBegin(Team& team, const ExchangeArgs& a, InlineRun* r);
+// Records a byte count that differs from the receive block's (the first one wins).
+void inlineMismatch(InlineRun& r, uint32_t q, uint64_t theirs, uint64_t ours);
+// Packs or unpacks a non-contiguous block (rare on this path).
+void inlinePack(char* dst, const Block& b, uint64_t bytes);
+void inlineUnpack(const Block& b, const char* src, uint64_t bytes);
+// Finishes, once every peer's lane was read or is in r.rest: the general
+// consumer for r.rest, `consumed`, wake-ups, the prefetch; returns the status.
+int inlineEnd(InlineRun& r, const ExchangeArgs& a);
+// Reads the lanes of the peers in `rest` with the streamed exchange's consumer
+// (exchange_streamed.cc).
+int inlineRest(const InlineRun& r, const ExchangeArgs& a, const uint32_t* rest, uint32_t count);
+
+namespace detail {
+
+inline void moveSmall(char* d, const char* s, uint64_t n) {
+  if (n <= copy::kTinyMax)
+    copy::tiny(d, s, n);
+  else
+    std::memcpy(d, s, n);
+}
+
+inline void putLane(InlineRun& r, char* lane, const Block& b) {
+  auto* h = reinterpret_cast<segment::LaneHeader*>(lane);
+  const uint64_t bytes = b.bytes();
+  char* body = lane + segment::kLaneHeaderBytes;
+  if (b.type->contiguous)
+    moveSmall(body, b.buf + b.type->trueLb, bytes);
+  else
+    inlinePack(body, b, bytes);
+  h->bytes = bytes | segment::kLaneInline;
+  h->tag.store(r.tag, std::memory_order_release);
+  r.lastBytes = bytes;
+}
+
+template <class A>
+void takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* lane) {
+  Engine& e = engine();
+  Team& t = *r.team;
+  uint64_t& d = e.doneBy(t.ctxId, t.members[q]);
+  if (d + 1 < r.seq) d = r.seq - 1;  // (it entered this operation: it finished the earlier ones)
+  const uint64_t raw = lane->bytes;
+  if (!(raw & segment::kLaneInline)) [[unlikely]] {
+    r.rest->push_back(q);
+    return;
+  }
+  const uint64_t bytes = raw & ~segment::kLaneKinds;
+  const Block b = a.recv(q);
+  const uint64_t want = b.bytes();
+  if (bytes != want) [[unlikely]]
+    inlineMismatch(r, q, bytes, want);
+  const uint64_t use = std::min(bytes, want);
+  const char* body = reinterpret_cast<const char*>(lane) + segment::kLaneHeaderBytes;
+  if (b.type->contiguous)
+    moveSmall(const_cast<char*>(b.buf) + b.type->trueLb, body, use);
+  else
+    inlineUnpack(b, body, use);
+}
+
+}  // namespace detail
+
+// Runs the exchange on the inline path when every block this rank sends fits
+// its lane: sets *taken and returns the status.  Otherwise leaves *taken
+// false and touches nothing.  Call a.send / a.recv through a final class so
+// they are inlined.
+template <class A>
+int inlineExchange(Team& team, const A& a, bool* taken) {
+  const uint32_t n = team.size(), me = team.rank;
+  if (n == 1 || !a.allPairs) return 0;
+  const uint64_t cap = inlineCap(a.op, n, a.broadcast);
+  if (a.broadcast) {
+    if (a.send(0).bytes() > cap) return 0;
+  } else {
+    for (uint32_t p = 0; p < n; ++p)
+      if (p != me && a.send(p).bytes() > cap) return 0;
+  }
+  *taken = true;
+  InlineRun r;
+  SHMCOLL_CHECK(inlineBegin(team, a, &r));
+  if (a.broadcast) {
+    detail::putLane(r, r.mine, a.send(0));
+  } else {
+    for (uint32_t d = 1; d < n; ++d) {
+      const uint32_t p = me + d < n ? me + d : me + d - n;
+      detail::putLane(r, r.mine + p * r.laneBytes, a.send(p));
+    }
+  }
+  {
+    const Block sb = a.broadcast ? a.send(0) : a.send(me), rb = a.recv(me);
+    const uint64_t bytes = sb.bytes();
+    if (bytes == rb.bytes() && bytes <= copy::kTinyMax && sb.type->contiguous && rb.type->contiguous) {
+      copy::tiny(const_cast<char*>(rb.buf) + rb.type->trueLb, sb.buf + sb.type->trueLb, bytes);  // (may overlap)
+    } else if (int rc = selfCopy(sb, rb)) [[unlikely]] {
+      r.status = rc;
+      r.reason = lastReason();
+    }
+  }
+  // Every lane already written, in the order peers tend to arrive.
+  const uint64_t off = a.broadcast ? 0 : me * r.laneBytes;
+  const segment::View& seg = engine().seg;
+  for (uint32_t d = 1; d < n; ++d) {
+    const uint32_t q = me >= d ? me - d : me + n - d;
+    const auto* lane = reinterpret_cast<const segment::LaneHeader*>(seg.laneArea(team.members[q], r.area) + off);
+    if (lane->tag.load(std::memory_order_acquire) == r.tag)
+      detail::takeLane(r, a, q, lane);
+    else
+      r.pending->push_back(q);
+  }
+  if (!r.pending->empty()) {
+    // Readers of our lanes that went to sleep are woken before we wait.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (uint32_t i = 0; i < n; ++i)
+      if (i != me) channel::wakeIfSleeping(seg.ctl(team.members[i]));
+    for (uint32_t q : *r.pending) {
+      const auto* lane = reinterpret_cast<const segment::LaneHeader*>(seg.laneArea(team.members[q], r.area) + off);
+      SHMCOLL_CHECK(channel::waitUntil(engine().self(),
+                                       [&] { return lane->tag.load(std::memory_order_acquire) == r.tag; }));
+      detail::takeLane(r, a, q, lane);
+    }
+  }
+  return inlineEnd(r, a);
+}
+
+}  // namespace shmcoll::coll
