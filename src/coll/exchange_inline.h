@@ -38,7 +38,7 @@
 // Chosen before the registry's algorithms whenever every block this rank
 // sends fits (SHMCOLL_INLINE_MAX, capped by the lane), on intracommunicators,
 // in blocking calls, for operations in which every pair exchanges (alltoall
-// family, allgather family, the one-exchange reductions).
+// family, allgather family, the one-exchange allreduce).
 #pragma once
 
 #include <algorithm>

@@ -8,6 +8,10 @@
 // (operation, algorithm) pair, which algorithm ran; SHMCOLL_VERBOSE=2 prints
 // every call.
 //
+// Before these, an operation in which every pair exchanges takes the inline
+// path (exchange_inline.h) on a rank whose every block fits its lane; the
+// list below runs otherwise.  SHMCOLL_VERBOSE reports it as "inline".
+//
 // Algorithms (all in exchange_streamed.cc, with different parameters):
 //   hybrid       blocks that fit a lane travel inline (up to SHMCOLL_INLINE_MAX
 //                bytes); larger blocks that are contiguous in the sender and at
