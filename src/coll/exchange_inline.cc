@@ -98,10 +98,11 @@ int inlineEnd(InlineRun& r, const ExchangeArgs& a) {
     if (i != me) channel::wakeIfSleeping(e.seg.ctl(team.members[i]));
   // Every peer announced this operation, so it is done reading the other
   // area: ask for its lines now (see exchange_inline.h).  As many lines per
-  // lane as this operation wrote, at most 4, and at most 32 lanes.
+  // lane as this operation wrote, at most 8 (a 496-byte block), and at most
+  // 32 lanes.
   if (copy::hasPrefetchW()) {
     char* other = e.seg.laneArea(e.rank, r.area ^ 1);
-    const uint64_t lines = std::min<uint64_t>((r.lastBytes + segment::kLaneHeaderBytes + 63) / 64, 4);
+    const uint64_t lines = std::min<uint64_t>((r.lastBytes + segment::kLaneHeaderBytes + 63) / 64, 8);
     if (a.broadcast) {
       for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
     } else {
