@@ -72,8 +72,8 @@ struct InlineRun {
 
 // The largest block op's inline path takes on a team of n ranks (0 when it
 // must not run: a forced single_copy algorithm), per lane kind (0: a lane per
-// reader, 1: one shared lane); looked up again (inlineGateFill, which also
-// reports the algorithm under SHMCOLL_VERBOSE) when the team size changes.
+// reader, 1: one shared lane); looked up again (inlineGateFill) when the team
+// size changes.  noteInline reports the path under SHMCOLL_VERBOSE.
 struct InlineGate {
   uint32_t ranks = 0;
   bool verbose = false;
@@ -86,8 +86,6 @@ inline uint64_t inlineCap(Op op, uint32_t n, bool broadcast) {
   const InlineGate& g = gInlineGate[static_cast<int>(op)];
   if (g.ranks != n) [[unlikely]]
     inlineGateFill(op, n);
-  if (g.verbose) [[unlikely]]
-    noteInline(op, n);
   return g.cap[broadcast ? 1 : 0];
 }
 // Takes the sequence number and the lane area (waiting for its readers if
@@ -169,6 +167,8 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
       if (p != me && a.send(p).bytes() > cap) return 0;
   }
   *taken = true;
+  if (gInlineGate[static_cast<int>(a.op)].verbose) [[unlikely]]
+    noteInline(a.op, n);
   InlineRun r;
   SHMCOLL_CHECK(inlineBegin(team, a, &r));
   if (a.broadcast) {
