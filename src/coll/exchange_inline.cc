@@ -41,14 +41,8 @@ int inlineBegin(Team& team, const ExchangeArgs& a, InlineRun* r) {
   r->mine = e.seg.laneArea(e.rank, r->area);
   // The area is free once every reader of its previous use finished that
   // operation (exchange_streamed.cc: usually known from the lanes read since).
+  SHMCOLL_CHECK(reclaimLaneArea(r->area));
   LaneUse& use = e.laneUse[r->area];
-  for (uint32_t w : use.readers) {
-    uint64_t& d = e.doneBy(use.ctx, w);
-    if (d >= use.seq) continue;
-    segment::Line64& c = e.seg.ctx(w, use.ctx)->consumed;
-    SHMCOLL_CHECK(channel::waitUntil(e.self(), [&] { return c.v.load(std::memory_order_acquire) >= use.seq; }));
-    d = std::max(d, use.seq);
-  }
   // Every other member reads this use.
   use.readers.resize(n - 1);
   for (uint32_t p = 0, k = 0; p < n; ++p)

@@ -202,9 +202,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   }
   if (!r.pending->empty()) {
     // Readers of our lanes that went to sleep are woken before we wait.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    for (uint32_t i = 0; i < n; ++i)
-      if (i != me) channel::wakeIfSleeping(seg.ctl(team.members[i]));
+    channel::wakeAll(team.members, me, [&](uint32_t w) { return seg.ctl(w); });
     for (uint32_t q : *r.pending) {
       const auto* lane = reinterpret_cast<const segment::LaneHeader*>(seg.laneArea(team.members[q], r.area) + off);
       SHMCOLL_CHECK(channel::waitUntil(engine().self(),

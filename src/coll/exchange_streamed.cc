@@ -228,17 +228,7 @@ class Run {
   }
 
   // Waits until every reader of lane area `area_`'s previous use is done with it.
-  int reclaimArea() {
-    LaneUse& use = e_.laneUse[area_];
-    for (uint32_t r : use.readers) {
-      uint64_t& d = e_.doneBy(use.ctx, r);
-      if (d >= use.seq) continue;
-      segment::Line64& c = seg_.ctx(r, use.ctx)->consumed;
-      SHMCOLL_CHECK(channel::waitUntil(e_.self(), [&] { return c.v.load(std::memory_order_acquire) >= use.seq; }));
-      d = std::max(d, use.seq);
-    }
-    return 0;
-  }
+  int reclaimArea() { return reclaimLaneArea(area_); }
 
   // Fills one lane (everything but its tag) for a block of `b`.
   void fillLane(LaneHeader* h, const Block& b, uint32_t peer) {
@@ -568,6 +558,19 @@ int cmaPull(uint32_t rank, uint64_t remote, dt::Cursor& dst, uint64_t len) {
       return fail(MPI_ERR_OTHER, "single-copy read of %llu bytes from pid %d failed: %s (set SHMCOLL_CMA=0)",
                   (unsigned long long)covered, static_cast<int>(pid), strerror(errno));
     pos += static_cast<uint64_t>(got);
+  }
+  return 0;
+}
+
+int reclaimLaneArea(uint32_t area) {
+  Engine& e = engine();
+  LaneUse& use = e.laneUse[area];
+  for (uint32_t r : use.readers) {
+    uint64_t& d = e.doneBy(use.ctx, r);
+    if (d >= use.seq) continue;
+    segment::Line64& c = e.seg.ctx(r, use.ctx)->consumed;
+    SHMCOLL_CHECK(channel::waitUntil(e.self(), [&] { return c.v.load(std::memory_order_acquire) >= use.seq; }));
+    d = std::max(d, use.seq);
   }
   return 0;
 }

@@ -27,6 +27,11 @@ bool inSegment(const void* p, uint64_t len);
 // MPI_ERR_TRUNCATE / MPI_ERR_COUNT when the sizes differ (the common part is copied).
 int selfCopy(const Block& s, const Block& r);
 
+// Waits until every reader of this rank's lane area `area` (0 or 1) has
+// finished the operation that last used it (Engine::laneUse), so the area
+// may be rewritten.  Returns 0 or an error class from the wait.
+int reclaimLaneArea(uint32_t area);
+
 int streamedExchange(Team& team, const ExchangeArgs& args, const StreamParams& prm);
 
 }  // namespace shmcoll::coll
