@@ -6,6 +6,7 @@
 // (MPI_I...) and persistent (MPI_..._init) forms run the same templates in
 // another mode (coll_common.h).
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "api/coll_common.h"
@@ -36,13 +37,34 @@ class AlltoallvArgs final : public coll::ExchangeArgs {
   coll::Block recv(uint32_t p) const override { return api::vectorBlock(r, rcounts, rdispls, p); }
 };
 
+// The resolved type arrays of a blocking MPI_Alltoallw, reused from call to
+// call (calls never overlap: MPI_THREAD_SERIALIZED at most): [0, n) receive
+// types, [n, 2n) send types.
+constinit std::vector<const dt::Type*>* gTypeScratch = nullptr;
+const dt::Type** typeArrays(uint32_t n, std::shared_ptr<std::vector<const dt::Type*>>* owned) {
+  if (api::gNonblocking) {
+    *owned = std::make_shared<std::vector<const dt::Type*>>(2 * static_cast<size_t>(n));
+    return (*owned)->data();
+  }
+  if (!gTypeScratch) [[unlikely]]
+    gTypeScratch = new std::vector<const dt::Type*>;
+  if (gTypeScratch->size() < 2 * static_cast<size_t>(n)) [[unlikely]]
+    gTypeScratch->resize(2 * static_cast<size_t>(n));
+  return gTypeScratch->data();
+}
+
 template <class C, class D>
 class AlltoallwArgs final : public coll::ExchangeArgs {
  public:
   const char *sbuf, *rbuf;
   const C *scounts, *rcounts;
   const D *sdispls, *rdispls;
-  std::vector<const dt::Type*> stypes, rtypes;
+  // The resolved types: in typeScratch() for a blocking call (no allocation),
+  // in `owned` for a nonblocking or persistent one, whose copies of this
+  // object outlive the call.
+  const dt::Type* const* stypes = nullptr;
+  const dt::Type* const* rtypes = nullptr;
+  std::shared_ptr<std::vector<const dt::Type*>> owned;
   coll::Block send(uint32_t p) const override {
     return {sbuf + sdispls[p], static_cast<uint64_t>(scounts[p]), stypes[p]};
   }
@@ -178,19 +200,21 @@ int alltoallw(const char* fn, const void* sendbuf, const C sendcounts[], const D
   CHECK_ARG(k.counts("recvcounts", recvcounts, n));
   CHECK_ARG(k.array("rdispls", rdispls));
   CHECK_ARG(k.array("recvtypes", recvtypes));
-  a.rtypes.resize(n);
+  const dt::Type** rts = typeArrays(n, &a.owned);
+  const dt::Type** sts = rts + n;
+  a.rtypes = rts;
   for (uint32_t p = 0; p < n; ++p) {
-    CHECK_ARG(k.typeAt("recvtypes", p, recvtypes[p], &a.rtypes[p]));
-    CHECK_ARG(k.buffer("recvbuf", recvbuf, static_cast<uint64_t>(recvcounts[p]), a.rtypes[p]));
+    CHECK_ARG(k.typeAt("recvtypes", p, recvtypes[p], &rts[p]));
+    CHECK_ARG(k.buffer("recvbuf", recvbuf, static_cast<uint64_t>(recvcounts[p]), rts[p]));
   }
   if (!inPlace) {
     CHECK_ARG(k.counts("sendcounts", sendcounts, n));
     CHECK_ARG(k.array("sdispls", sdispls));
     CHECK_ARG(k.array("sendtypes", sendtypes));
-    a.stypes.resize(n);
+    a.stypes = sts;
     for (uint32_t p = 0; p < n; ++p) {
-      CHECK_ARG(k.typeAt("sendtypes", p, sendtypes[p], &a.stypes[p]));
-      CHECK_ARG(k.buffer("sendbuf", sendbuf, static_cast<uint64_t>(sendcounts[p]), a.stypes[p]));
+      CHECK_ARG(k.typeAt("sendtypes", p, sendtypes[p], &sts[p]));
+      CHECK_ARG(k.buffer("sendbuf", sendbuf, static_cast<uint64_t>(sendcounts[p]), sts[p]));
     }
   }
   a.rbuf = static_cast<const char*>(recvbuf);

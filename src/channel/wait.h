@@ -9,8 +9,8 @@
 // sees `sleeping` and bumps the word, so no wake-up is lost.
 //
 // With more ranks than cores, spinning burns the core the peer needs, so the
-// spin phase shrinks to almost nothing and the rank sleeps after a couple of
-// yields: progress then runs at context-switch speed, not at time-slice speed.
+// rank skips the spin phase and sleeps after one yield: progress then runs at
+// context-switch speed, not at time-slice speed.
 #pragma once
 
 #include <atomic>

@@ -107,11 +107,15 @@ int init(int requiredThread, int* provided) {
 
   long ncores = e.seg.header()->ncores ? e.seg.header()->ncores : sysconf(_SC_NPROCESSORS_ONLN);
   c.oversubscribed = e.size > static_cast<uint32_t>(ncores);
+  // With more ranks than cores the peer a rank waits for is usually not
+  // running, and a spin only holds the core it needs: yield at once, and
+  // sleep after one yield.  Each call then costs about one context switch
+  // per rank, which is the floor (docs/PERFORMANCE.md).
   channel::WaitPolicy wp;
   wp.spins = static_cast<uint32_t>(std::min<uint64_t>(
-      UINT32_MAX, tuning::value("SHMCOLL_WAIT_SPINS", "wait_spins", nullptr, e.size, c.oversubscribed ? 50 : 20000)));
+      UINT32_MAX, tuning::value("SHMCOLL_WAIT_SPINS", "wait_spins", nullptr, e.size, c.oversubscribed ? 0 : 20000)));
   wp.yields = static_cast<uint32_t>(std::min<uint64_t>(
-      UINT32_MAX, tuning::value("SHMCOLL_WAIT_YIELDS", "wait_yields", nullptr, e.size, c.oversubscribed ? 2 : 8)));
+      UINT32_MAX, tuning::value("SHMCOLL_WAIT_YIELDS", "wait_yields", nullptr, e.size, c.oversubscribed ? 1 : 8)));
   channel::setPolicy(wp);
 
   // The library serialises nothing internally, but keeps no per-thread state
