@@ -28,6 +28,9 @@
 #   --timeout SECONDS  per run (default 1800; 600 with --quick)
 #   --out DIR          results directory (default perf/results/<date-time>)
 #   --no-install       never apt-get install missing MPI packages
+#   --no-tune          do not run shmcoll-tune --quick first when the install
+#                      tree has no decision table (PREFIX/share/shmcoll/tuning.txt);
+#                      shmcoll then runs on its built-in thresholds
 #
 # Extra shmcoll-bench options after -- apply to every implementation, e.g.
 # `-- --cold=both` (cache-cold buffers too) or `-- --alloc-mem` (buffers from
@@ -42,7 +45,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRC=$REPO/perf/bench/shmcoll_bench.c
 RANKS="" REPS="" IMPLS="shmcoll openmpi mpich" QUICK=0 SHM_FROM=install PREFIX=$REPO/install
-REBUILD=0 TIMEOUT="" OUT="" APT=1
+REBUILD=0 TIMEOUT="" OUT="" APT=1 TUNE=1
 EXTRA=()
 while (($#)); do
   case $1 in
@@ -56,6 +59,7 @@ while (($#)); do
     --timeout) TIMEOUT=$2; shift ;;
     --out) OUT=$(realpath -m "$2"); shift ;;
     --no-install) APT=0 ;;
+    --no-tune) TUNE=0 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --) shift; EXTRA=("$@"); break ;;
     *) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -173,6 +177,27 @@ for impl in $IMPLS; do
 done
 ((${#ACTIVE[@]})) || { say "no implementation to run"; exit 1; }
 say "implementations: ${ACTIVE[*]}; ranks: $RANKS; runs: $REPS; results: $OUT"
+
+# shmcoll as a user runs it: with the decision table shmcoll-tune writes for
+# this node (README), measured now if the install tree has none.
+if [[ " ${ACTIVE[*]} " == *" shmcoll "* && $SHM_FROM == install ]]; then
+  TABLE=$PREFIX/share/shmcoll/tuning.txt
+  if [[ -n ${SHMCOLL_TUNING:-} ]]; then
+    say "shmcoll decision table: SHMCOLL_TUNING=$SHMCOLL_TUNING"
+  elif [[ -f $TABLE ]]; then
+    say "shmcoll decision table: $TABLE"
+  elif ((TUNE)) && [[ -x $PREFIX/bin/shmcoll-tune ]]; then
+    say "no decision table in $PREFIX: running shmcoll-tune --quick first"
+    if "$PREFIX/bin/shmcoll-tune" --quick --bin "$PREFIX/bin" --out "$TABLE" >>"$LOG" 2>&1; then
+      say "shmcoll decision table: $TABLE (just measured)"
+    else
+      say "shmcoll-tune failed (see $LOG); shmcoll runs on its built-in thresholds"
+    fi
+  else
+    say "no decision table: shmcoll runs on its built-in thresholds"
+  fi
+  [[ -f $TABLE ]] && cp "$TABLE" "$OUT/tuning.txt"
+fi
 
 # ---- runs, interleaved -------------------------------------------------------------
 FAILED=0

@@ -33,6 +33,13 @@
  * bytes as it receives in alltoall/allgather at that block size (N x block);
  * op=memcpy1 is rank 0 alone doing the same copy while the others wait.
  *
+ * The scheduling floor: op=yield is every rank calling sched_yield() back to
+ * back, started together.  With more ranks than cores its time per call is
+ * one round in which every rank sharing a core gets the core once (a context
+ * switch each); any collective in which every rank must run at least once a
+ * call costs at least that much.  With a core per rank it is the bare
+ * system call.  Reported once, as bytes 0.
+ *
  * Cold mode (--cold): every call uses the next region of a per-rank pool
  * several times larger than the last-level cache, so buffers are not
  * cache-hot; the whole pool is touched once before any timing.
@@ -46,6 +53,7 @@
 #include <mpi.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -90,15 +98,18 @@ enum {
   OP_SENDRECV,  /* point-to-point: MPI_Sendrecv around a ring (to rank+1, from rank-1) */
   OP_MEMCPY,  /* all ranks copy their receive volume concurrently */
   OP_MEMCPY1, /* rank 0 alone copies it */
+  OP_YIELD,   /* every rank calls sched_yield() back to back: the scheduling floor */
   OP_COUNT
 };
 static const char *const kOpNames[OP_COUNT] = {"alltoall", "alltoallv", "alltoallv_skew", "alltoallw",
                                                "allgather", "allgatherv", "bcast", "reduce", "allreduce", "sendrecv",
-                                               "memcpy", "memcpy1"};
+                                               "memcpy", "memcpy1", "yield"};
 #define OPS_COLL ((1u << OP_SENDRECV) - 1)
-#define OPS_DEFAULT (OPS_COLL | (1u << OP_MEMCPY) | (1u << OP_MEMCPY1))
+#define OPS_DEFAULT (OPS_COLL | (1u << OP_MEMCPY) | (1u << OP_MEMCPY1) | (1u << OP_YIELD))
 
 static int is_copy_op(int op) { return op == OP_MEMCPY || op == OP_MEMCPY1; }
+/* Not a collective: started together at a common time, never validated. */
+static int is_local_op(int op) { return is_copy_op(op) || op == OP_YIELD; }
 static int is_gather_op(int op) { return op == OP_ALLGATHER || op == OP_ALLGATHERV; }
 /* One buffer of `bytes` per rank, not one block per peer. */
 static int is_single_op(int op) { return op == OP_BCAST || op == OP_REDUCE || op == OP_ALLREDUCE; }
@@ -182,9 +193,11 @@ static void usage(void) {
   printf(
       "usage: shmcoll-bench [options]\n"
       "  --op LIST         comma-separated: alltoall alltoallv alltoallv_skew alltoallw allgather\n"
-      "                    allgatherv bcast reduce allreduce sendrecv memcpy memcpy1, or coll (the\n"
-      "                    nine collectives) (default, and all: the collectives, memcpy and\n"
-      "                    memcpy1); sendrecv is MPI_Sendrecv around a ring (point-to-point)\n"
+      "                    allgatherv bcast reduce allreduce sendrecv memcpy memcpy1 yield, or coll\n"
+      "                    (the nine collectives) (default, and all: the collectives, memcpy,\n"
+      "                    memcpy1 and yield); sendrecv is MPI_Sendrecv around a ring\n"
+      "                    (point-to-point); yield is sched_yield() on every rank at once, the\n"
+      "                    scheduling floor when ranks outnumber cores\n"
       "  --min-size SIZE   smallest block in bytes, e.g. 1, 4K (default 1)\n"
       "  --max-size SIZE   largest block, e.g. 16M (default 16M; 1M with --quick)\n"
       "  --sizes LIST      explicit comma-separated block sizes instead of powers of two\n"
@@ -388,6 +401,8 @@ static void rank_volumes(int op, int r, int n, size_t s, size_t *send, size_t *r
     *recv = (size_t)n * s;
   } else if (is_copy_op(op)) {
     *send = *recv = (size_t)n * s;
+  } else if (op == OP_YIELD) {
+    *send = *recv = 0;
   } else {
     size_t sb = 0, rb = 0;
     for (int p = 0; p < n; p++) {
@@ -587,6 +602,9 @@ static inline void run_op(const Layout *L, char *sb, char *rb) {
     case OP_MEMCPY1:
       if (g_rank == 0) memcpy(rb, sb, L->recv_bytes);
       break;
+    case OP_YIELD:
+      sched_yield();
+      break;
   }
   __asm__ __volatile__("" ::: "memory"); /* the copies are not dead stores */
 }
@@ -637,7 +655,7 @@ static double common_start(void) {
 static Timing timed_loop(const Layout *L, const Regions *R, int cold, long count) {
   char *sb, *rb;
   double start = 0;
-  if (is_copy_op(L->op)) start = common_start();
+  if (is_local_op(L->op)) start = common_start();
   else MPI_Barrier(MPI_COMM_WORLD);
   double t0 = now();
   for (long i = 0; i < count; i++) {
@@ -703,7 +721,7 @@ static void bench_one(int op, size_t s, int cold) {
   if (R.nregions < 1) R.nregions = 1;
 
   /* 1. one validated call on region 0 */
-  if (g_opt.check && !is_copy_op(op)) {
+  if (g_opt.check && !is_local_op(op)) {
     char *sb = g_arena, *rb = g_arena + R.send_part;
     fill_send(&L, sb);
     poison_recv(&L, rb);
@@ -928,6 +946,10 @@ int main(int argc, char **argv) {
   }
   for (int op = 0; op < OP_COUNT; op++) {
     if (!(g_opt.ops & (1u << op))) continue;
+    if (op == OP_YIELD) { /* no buffers, no sizes: once */
+      bench_one(op, 0, 0);
+      continue;
+    }
     for (int c = 0; c < g_opt.ncold; c++)
       for (int i = 0; i < g_opt.nsizes; i++) bench_one(op, g_opt.sizes[i], g_opt.cold[c]);
   }

@@ -6,7 +6,8 @@ usage: summarize.py RAW_CSV OUT_DIR [--impl-order shmcoll,openmpi,mpich]
 For every (ranks, op, block size, cache mode) it takes the median over runs
 of each implementation's avg_us and bw_MBps, prints them side by side with
 the ratio shmcoll / best-of-the-others (below 1: shmcoll is faster), and then
-each collective's largest-message bandwidth as a share of the memcpy bound.
+each collective's largest-message bandwidth as a share of the memcpy bound,
+and the smallest blocks' latency against the scheduling floor (op=yield).
 
 The memcpy bound at (ranks, size, cache mode) is the best of the medians of
 op=memcpy measured by the implementations' runs in this same comparison: the
@@ -145,6 +146,30 @@ def main():
                 bw = med[(r, op, b, c, i)][1]
                 cells += f"{bw:>9.0f} ({100 * bw / bd[1]:3.0f}%)" if bd[1] > 0 else f"{bw:>17.0f}"
             print(f"{r:>5} {'cold' if c else 'hot':<5} {op:<15}{human(b):>7}{bd[1]:>10.0f}{cells}")
+
+    # The scheduling floor: one round of sched_yield() over all ranks (the
+    # best median of op=yield among the implementations' runs).  With more
+    # ranks than cores no call in which every rank must run can be faster.
+    floors = {}
+    for (r, op, b, c, i), m in med.items():
+        if op == "yield" and (r not in floors or m[0] < floors[r]):
+            floors[r] = m[0]
+    if floors:
+        print("\n== scheduling floor: one round of sched_yield() on every rank at once (us), and the")
+        print("   smallest blocks' median latency as a multiple of it ==")
+        print(f"{'ranks':>5} {'floor':>8}  " + "  ".join(f"{i + ' (x)':>22}" for i in impls) + "  op, bytes")
+        for r in sorted(floors):
+            fl = floors[r]
+            for op in COLL_OPS:
+                sizes = sorted(g[2] for g in groups if g[0] == r and g[3] == 0 and g[1] == op)
+                if not sizes:
+                    continue
+                b = sizes[0]
+                cells = []
+                for i in impls:
+                    m = med.get((r, op, b, 0, i))
+                    cells.append(f"{m[0]:>12.2f} ({m[0] / fl:5.1f}x)" if m and fl > 0 else f"{'-':>22}")
+                print(f"{r:>5} {fl:>8.2f}  " + "  ".join(f"{c:>22}" for c in cells) + f"  {op}, {human(b)}")
 
     runs = sorted({k[4] for k in samples})
     counts = defaultdict(set)

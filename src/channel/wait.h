@@ -13,6 +13,7 @@
 // context-switch speed, not at time-slice speed.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -53,6 +54,9 @@ struct WaitPolicy {
   uint32_t spins = 2000;  // pause-loop polls before yielding
   uint32_t yields = 4;    // sched_yield polls before sleeping
   long sleepNs = 2000000; // futex timeout: a safety net; wake-ups normally come first
+  // Waits inside a running stream (waitStream) with more ranks than cores:
+  // the longest spin, in nanoseconds, before the policy above takes over.
+  uint32_t streamSpinNs = 0;
 };
 
 // Set once by the runtime (oversubscription shrinks spinning).
@@ -71,6 +75,15 @@ int checkJobAlive();
 using ProgressHook = bool (*)();
 extern ProgressHook gProgressHook;
 inline bool runProgressHook() { return gProgressHook && gProgressHook(); }
+
+// Jobs with more ranks than cores: the segment's count of ranks asleep on
+// their futex, the ranks and the cores (set with the policy; null otherwise).
+struct Crowd {
+  std::atomic<uint32_t>* sleepers = nullptr;
+  uint32_t ranks = 0, cores = 0;
+};
+extern Crowd gCrowd;
+uint64_t nowNs();
 
 // Waits until cond() is true.  `self` is the caller's own RankCtl.
 // Returns 0, or an error class from checkJobAlive().
@@ -97,11 +110,36 @@ int waitUntil(segment::RankCtl* self, Cond&& cond) {
       if (cond()) return 0;
       continue;
     }
+    if (gCrowd.sleepers) gCrowd.sleepers->fetch_add(1, std::memory_order_relaxed);
     futexWait(&self->wake, seen, p.sleepNs);
+    if (gCrowd.sleepers) gCrowd.sleepers->fetch_sub(1, std::memory_order_relaxed);
     self->sleeping.store(0, std::memory_order_relaxed);
     if (cond()) return 0;
     if (int rc = checkJobAlive()) return rc;
   }
+}
+
+// Waits for a peer in the middle of the same stream as we are, whose next
+// step is usually one chunk copy away.  With more ranks than cores waitUntil
+// yields at once, and a pipeline whose two ends sleep and wake at every chunk
+// runs at the speed of wake-ups, not of copies.  So when the ranks not asleep
+// fit the cores -- the peer is then most likely running -- spin for up to
+// policy().streamSpinNs first; when they do not, a spin would only hold a
+// core the peer may need.  Then as waitUntil.
+template <class Cond>
+int waitStream(segment::RankCtl* self, Cond&& cond) {
+  if (__builtin_expect(cond(), 1)) return 0;
+  const uint32_t budget = policy().streamSpinNs;
+  if (budget && gCrowd.sleepers &&
+      gCrowd.ranks - std::min(gCrowd.ranks, gCrowd.sleepers->load(std::memory_order_relaxed)) <= gCrowd.cores) {
+    const uint64_t t0 = nowNs();
+    for (uint32_t i = 1;; ++i) {
+      __builtin_ia32_pause();
+      if (cond()) return 0;
+      if ((i & 15) == 0 && nowNs() - t0 > budget) break;
+    }
+  }
+  return waitUntil(self, cond);
 }
 
 }  // namespace shmcoll::channel

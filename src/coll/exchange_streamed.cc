@@ -207,7 +207,7 @@ class Run {
       if (producerDone() && consumerDone()) break;  // (the caller's wake-up covers the lanes too)
       flushWake();
       if (!moved) {
-        SHMCOLL_CHECK(channel::waitUntil(e_.self(), [&] { return canProduce() || canConsume(); }));
+        SHMCOLL_CHECK(channel::waitStream(e_.self(), [&] { return canProduce() || canConsume(); }));
       }
     }
     return 0;

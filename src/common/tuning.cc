@@ -32,6 +32,7 @@ constexpr Key kKeys[] = {
     {"nt_threshold", false}, // SHMCOLL_NT_THRESHOLD
     {"wait_spins", false},   // SHMCOLL_WAIT_SPINS
     {"wait_yields", false},  // SHMCOLL_WAIT_YIELDS
+    {"stream_spin_ns", false},  // SHMCOLL_STREAM_SPIN_NS
 };
 
 constexpr const char* kOps[] = {"alltoall", "alltoallv", "alltoallw", "allgather", "allgatherv", "bcast",

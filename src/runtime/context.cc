@@ -116,7 +116,11 @@ int init(int requiredThread, int* provided) {
       UINT32_MAX, tuning::value("SHMCOLL_WAIT_SPINS", "wait_spins", nullptr, e.size, c.oversubscribed ? 0 : 20000)));
   wp.yields = static_cast<uint32_t>(std::min<uint64_t>(
       UINT32_MAX, tuning::value("SHMCOLL_WAIT_YIELDS", "wait_yields", nullptr, e.size, c.oversubscribed ? 1 : 8)));
+  wp.streamSpinNs = static_cast<uint32_t>(std::min<uint64_t>(
+      UINT32_MAX, tuning::value("SHMCOLL_STREAM_SPIN_NS", "stream_spin_ns", nullptr, e.size, c.oversubscribed ? 8000 : 0)));
   channel::setPolicy(wp);
+  if (c.oversubscribed)
+    channel::gCrowd = {&e.seg.header()->sleepers, e.size, static_cast<uint32_t>(ncores)};
 
   // The library serialises nothing internally, but keeps no per-thread state
   // either: calls from several threads are fine as long as they never overlap.

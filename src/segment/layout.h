@@ -34,7 +34,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;  // communicator context ids per job
@@ -88,6 +88,9 @@ struct alignas(kLine) SegmentHeader {
   std::atomic<int32_t> abortCode;
   // Ranks that have mapped the segment.
   alignas(kLine) std::atomic<uint32_t> attached;
+  // Ranks asleep on their futex right now (channel/wait.h): with ncores, how
+  // many ranks compete for the cores.
+  alignas(kLine) std::atomic<uint32_t> sleepers;
 };
 
 // First lines of every rank's area.
