@@ -55,6 +55,7 @@ void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPi
   h->abortRank.store(0, std::memory_order_relaxed);
   h->abortCode.store(0, std::memory_order_relaxed);
   h->attached.store(0, std::memory_order_relaxed);
+  h->sleepers.store(0, std::memory_order_relaxed);
   View v(base);
   for (uint32_t r = 0; r < l.nranks; ++r) {
     v.ctl(r)->cpu = -1;

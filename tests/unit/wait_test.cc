@@ -1,0 +1,135 @@
+// Waiting (channel/wait.h): the futex sleep is counted in the segment's
+// sleeper count, and waitStream spins only while the ranks not asleep fit
+// the cores.  Threads stand in for ranks; the RankCtl and the counter live in
+// ordinary memory.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "channel/wait.h"
+
+namespace shmcoll::channel {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Installs a policy and a crowd for one test and restores the defaults after.
+class WaitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    saved_ = policy();
+    savedCrowd_ = gCrowd;
+  }
+  void TearDown() override {
+    setPolicy(saved_);
+    gCrowd = savedCrowd_;
+  }
+  void use(uint32_t spins, uint32_t yields, long sleepNs, uint32_t streamSpinNs, uint32_t ranks, uint32_t cores) {
+    WaitPolicy p;
+    p.spins = spins;
+    p.yields = yields;
+    p.sleepNs = sleepNs;
+    p.streamSpinNs = streamSpinNs;
+    setPolicy(p);
+    gCrowd = {&sleepers_, ranks, cores};
+  }
+  // Waits up to `limit` for `cond`; false on time-out.
+  template <class C>
+  static bool eventually(C&& cond, std::chrono::milliseconds limit = std::chrono::milliseconds(10000)) {
+    const auto end = Clock::now() + limit;
+    while (!cond()) {
+      if (Clock::now() > end) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    return true;
+  }
+
+  alignas(64) segment::RankCtl self_{};
+  std::atomic<uint32_t> sleepers_{0};
+  std::atomic<int> flag_{0};
+
+ private:
+  WaitPolicy saved_;
+  Crowd savedCrowd_;
+};
+
+TEST_F(WaitTest, SleeperIsCountedWhileAsleepAndWokenByItsPeer) {
+  use(0, 0, 60L * 1000000000L, 0, 4, 2);  // straight to the futex, no time-out within the test
+  std::thread peer([&] {
+    const bool seen = eventually([&] { return sleepers_.load() == 1; });
+    EXPECT_TRUE(seen) << "the waiter never counted itself asleep";
+    EXPECT_EQ(self_.sleeping.load(), 1u);
+    flag_.store(1, std::memory_order_release);
+    wakePeer(&self_);
+  });
+  const auto t0 = Clock::now();
+  EXPECT_EQ(waitUntil(&self_, [&] { return flag_.load(std::memory_order_acquire) == 1; }), 0);
+  peer.join();
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(30));  // woken, not timed out
+  EXPECT_EQ(sleepers_.load(), 0u);
+  EXPECT_EQ(self_.sleeping.load(), 0u);
+}
+
+TEST_F(WaitTest, StreamWaitSpinsWhileTheAwakeRanksFitTheCores) {
+  // 4 ranks, 2 cores, 2 asleep: the 2 awake fit, so the wait spins (budget
+  // 4 s) and sees a change nobody wakes it for.  Had it slept, only the
+  // futex time-out (60 s) would end it.
+  use(0, 0, 60L * 1000000000L, 4000000000u, 4, 2);
+  sleepers_.store(2);
+  std::thread peer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    flag_.store(1, std::memory_order_release);  // (no wake-up)
+  });
+  const auto t0 = Clock::now();
+  EXPECT_EQ(waitStream(&self_, [&] { return flag_.load(std::memory_order_acquire) == 1; }), 0);
+  peer.join();
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(15));
+  EXPECT_EQ(sleepers_.load(), 2u);  // it never slept
+}
+
+TEST_F(WaitTest, StreamWaitSleepsAtOnceWhenTheAwakeRanksOutnumberTheCores) {
+  // 8 ranks, 2 cores, nobody asleep: no spin (budget 4 s), straight to the futex.
+  use(0, 0, 60L * 1000000000L, 4000000000u, 8, 2);
+  std::thread peer([&] {
+    const bool seen = eventually([&] { return sleepers_.load() == 1; }, std::chrono::milliseconds(2000));
+    EXPECT_TRUE(seen) << "the stream wait spun instead of sleeping";
+    flag_.store(1, std::memory_order_release);
+    wakePeer(&self_);
+  });
+  EXPECT_EQ(waitStream(&self_, [&] { return flag_.load(std::memory_order_acquire) == 1; }), 0);
+  peer.join();
+  EXPECT_EQ(sleepers_.load(), 0u);
+}
+
+TEST_F(WaitTest, StreamWaitFallsBackToSleepingAfterItsBudget) {
+  // The awake ranks fit, but the budget (1 ms) runs out first: then it sleeps.
+  use(0, 0, 60L * 1000000000L, 1000000u, 2, 2);
+  std::thread peer([&] {
+    const bool seen = eventually([&] { return sleepers_.load() == 1; });
+    EXPECT_TRUE(seen) << "the stream wait never went to sleep";
+    flag_.store(1, std::memory_order_release);
+    wakePeer(&self_);
+  });
+  EXPECT_EQ(waitStream(&self_, [&] { return flag_.load(std::memory_order_acquire) == 1; }), 0);
+  peer.join();
+  EXPECT_EQ(sleepers_.load(), 0u);
+}
+
+TEST_F(WaitTest, WithoutACrowdStreamWaitIsWaitUntil) {
+  use(0, 0, 60L * 1000000000L, 4000000000u, 0, 0);
+  gCrowd = {};  // not oversubscribed: nothing is counted, nothing extra spins
+  std::thread peer([&] {
+    const bool seen = eventually([&] { return self_.sleeping.load() == 1; });
+    EXPECT_TRUE(seen) << "the wait never slept";
+    flag_.store(1, std::memory_order_release);
+    wakePeer(&self_);
+  });
+  EXPECT_EQ(waitStream(&self_, [&] { return flag_.load(std::memory_order_acquire) == 1; }), 0);
+  peer.join();
+  EXPECT_EQ(sleepers_.load(), 0u);
+}
+
+}  // namespace
+}  // namespace shmcoll::channel
