@@ -10,6 +10,10 @@
 #                copies; SHMCOLL_ALGORITHM=segment) against single-copy pulls
 #                (SHMCOLL_CMA_MIN=1); the smallest size from which the pulls
 #                win at every larger size measured, else "off".
+#   cma_solo_min for alltoallv and alltoallw, per rank count from 3: the
+#                skewed alltoallv (one long block) streamed against its long
+#                block pulled (SHMCOLL_CMA_SOLO_MIN=1), as cma_min, in bytes
+#                of that block.
 #   reduce_small per reduction and rank count: one exchange of whole inputs
 #                against reduce-scatter + gather; the largest input, times the
 #                other ranks, up to which the one-exchange form wins at every
@@ -93,7 +97,7 @@ run() {
 
 # The tunables this table sets must not come from the environment or an old
 # table while measuring.
-unset SHMCOLL_CMA_MIN SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
+unset SHMCOLL_CMA_MIN SHMCOLL_CMA_SOLO_MIN SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
   SHMCOLL_WAIT_SPINS SHMCOLL_WAIT_YIELDS SHMCOLL_ALGORITHM SHMCOLL_CMA
 for v in $(env | sed -n 's/^\(SHMCOLL_ALGORITHM_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export SHMCOLL_TUNING=none
@@ -105,6 +109,10 @@ for ((rep = 1; rep <= REPS; rep++)); do
   for n in $RANKS; do
     run stream "$n" SHMCOLL_ALGORITHM=segment -- --op "$COLLS" --sizes "$BIG"
     run pull "$n" SHMCOLL_CMA_MIN=1 -- --op "$COLLS" --sizes "$BIG"
+    if ((n >= 3)); then
+      run sstream "$n" SHMCOLL_ALGORITHM=segment -- --op alltoallv_skew --sizes "$BIG"
+      run spull "$n" SHMCOLL_CMA_MIN=1g SHMCOLL_CMA_SOLO_MIN=1 -- --op alltoallv_skew --sizes "$BIG"
+    fi
     run onex "$n" SHMCOLL_REDUCE_SMALL=1g -- --op reduce,allreduce --sizes "$RED"
     run twox "$n" SHMCOLL_REDUCE_SMALL=0 -- --op reduce,allreduce --sizes "$RED"
     if ((n > CORES)); then
@@ -180,6 +188,16 @@ TABLE=$WORK/tuning.txt
           if (evidence == "") continue
           printf "# %s: bytes stream/pull us:%s\n", op, evidence
           printf "cma_min %s %d %s\n", op, from, v
+        }
+        # The skewed alltoallv: rank 0 sends rank n-1 one block of n x size
+        # bytes, its only block longer than a slot.
+        if (n >= 3 && ("alltoallv_skew" in ops)) {
+          v = crossover("sstream", "spull", "alltoallv_skew", n)
+          if (evidence != "") {
+            printf "# alltoallv_skew (the long block is %d x bytes): bytes stream/pull us:%s\n", n, evidence
+            if (v != "off") v = v * n
+            printf "cma_solo_min alltoallv %d %s\ncma_solo_min alltoallw %d %s\n", from, v, from, v
+          }
         }
         for (c = 1; c <= 2; c++) {
           op = c == 1 ? "reduce" : "allreduce"

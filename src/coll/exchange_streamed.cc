@@ -218,13 +218,28 @@ class Run {
   bool sendsTo(uint32_t p) const { return a_.allPairs || a_.sends(p); }
   bool receivesFrom(uint32_t p) const { return a_.allPairs || a_.receives(p); }
 
-  bool useCma(uint64_t bytes, const dt::Cursor& cur) const {
+  bool useCma(uint64_t bytes, const dt::Cursor& cur, uint32_t peer) const {
     if (!prm_.allowCma || bytes == 0 || !cur.contiguous()) return false;
     // MPI_Alloc_mem memory in the segment: the reader copies straight out of
     // it, one plain copy against the stream's two, at any size (cmaMin
     // prices a system call that this path does not make).
     if (inSegment(cur.contiguousBase(), bytes)) return true;
-    return e_.cma && bytes >= prm_.cmaMin;
+    return e_.cma && (bytes >= prm_.cmaMin || (peer == soloPeer_ && bytes >= prm_.cmaSoloMin));
+  }
+
+  // The one peer this rank sends more than a slot to, if there is exactly
+  // one and the team has 3 or more ranks (StreamParams::cmaSoloMin); else
+  // UINT32_MAX.
+  uint32_t findSoloPeer() const {
+    const uint32_t n = team_.size();
+    if (prm_.cmaSoloMin >= prm_.cmaMin || n < 3 || a_.broadcast || !e_.cma || !prm_.allowCma) return UINT32_MAX;
+    uint32_t solo = UINT32_MAX;
+    for (uint32_t p = 0; p < n; ++p) {
+      if (p == me_ || !sendsTo(p) || a_.send(p).bytes() <= slot_) continue;
+      if (solo != UINT32_MAX) return UINT32_MAX;
+      solo = p;
+    }
+    return solo;
   }
 
   // Waits until every reader of lane area `area_`'s previous use is done with it.
@@ -238,7 +253,7 @@ class Run {
     if (bytes <= inlineMax_) {
       cur.pack(0, body, bytes);
       h->bytes = bytes | segment::kLaneInline;
-    } else if (useCma(bytes, cur)) {
+    } else if (useCma(bytes, cur, peer)) {
       const uint64_t where = reinterpret_cast<uint64_t>(cur.contiguousBase());
       std::memcpy(body, &where, sizeof where);
       h->bytes = bytes | segment::kLaneCma;
@@ -278,6 +293,7 @@ class Run {
     for (uint32_t p = 0; p < n; ++p)
       if (p != me_ && sendsTo(p)) use.readers.push_back(team_.members[p]);
 
+    soloPeer_ = findSoloPeer();
     char* area = seg_.laneArea(e_.rank, area_);
     if (a_.broadcast) {
       auto* h = reinterpret_cast<LaneHeader*>(area);
@@ -489,6 +505,7 @@ class Run {
   uint32_t partCursorFor_ = UINT32_MAX;
   dt::Cursor partCursor_;
   uint32_t nReaders_ = 0;  // peers that read what this rank publishes
+  uint32_t soloPeer_ = UINT32_MAX;  // findSoloPeer()
   bool wakePending_ = false;  // lanes written, their readers not woken yet
   // consumer
   int mismatch_ = 0;

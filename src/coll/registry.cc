@@ -16,8 +16,10 @@
 //   hybrid       blocks that fit a lane travel inline (up to SHMCOLL_INLINE_MAX
 //                bytes); larger blocks that are contiguous in the sender and at
 //                least SHMCOLL_CMA_MIN bytes (default 16 KiB) are pulled by the
-//                receiver with process_vm_readv (one copy); the rest streams
-//                through the mailbox slots.  Both thresholds come from the
+//                receiver with process_vm_readv (one copy), and so is a
+//                sender's only block longer than a slot from
+//                SHMCOLL_CMA_SOLO_MIN (by default the same); the rest streams
+//                through the mailbox slots.  The thresholds come from the
 //                decision table (common/tuning.h) per operation and team size
 //                when the variables are unset.
 //   segment      inline and stream only: every byte through the shared segment
@@ -55,7 +57,7 @@ struct Algorithm {
 // and the lane's capacity.  Looked up again only when the team size changes.
 struct Thresholds {
   uint32_t ranks = 0;
-  uint64_t cmaMin = 0, inlineMax = 0;
+  uint64_t cmaMin = 0, cmaSoloMin = 0, inlineMax = 0;
   uint64_t inlineCap[2] = {};  // the inline path's limit (exchange_inline.h): lanes, one shared lane
 };
 
@@ -64,6 +66,7 @@ const Thresholds& thresholds(Op op, uint32_t ranks) {
   Thresholds& t = cache[static_cast<int>(op)];
   if (t.ranks != ranks) {
     t.cmaMin = tuning::value("SHMCOLL_CMA_MIN", "cma_min", opName(op), ranks, 16 * 1024);
+    t.cmaSoloMin = tuning::value("SHMCOLL_CMA_SOLO_MIN", "cma_solo_min", opName(op), ranks, t.cmaMin);
     t.inlineMax = tuning::value("SHMCOLL_INLINE_MAX", "inline_max", opName(op), ranks, UINT64_MAX);
     const segment::View& seg = engine().seg;
     t.inlineCap[0] = std::min<uint64_t>(t.inlineMax, seg.laneBytes(ranks) - segment::kLaneHeaderBytes);
@@ -78,7 +81,7 @@ const Algorithm kAlgorithms[] = {
      [](const Team&, const ExchangeArgs&) { return true; },
      [](Team& t, const ExchangeArgs& a) {
        const Thresholds& th = thresholds(a.op, t.size());
-       return streamedExchange(t, a, {true, th.cmaMin, th.inlineMax});
+       return streamedExchange(t, a, {true, th.cmaMin, th.inlineMax, th.cmaSoloMin});
      }},
     {"segment", "mailbox stream only: two copies through shared memory",
      [](const Team&, const ExchangeArgs&) { return true; },

@@ -11,6 +11,10 @@ struct StreamParams {
   bool allowCma = true;   // pull contiguous blocks with process_vm_readv
   uint64_t cmaMin = 0;    // ... when they are at least this many bytes
   uint64_t inlineMax = UINT64_MAX;  // largest block carried inline in its lane (also capped by the lane)
+  // ... and, on teams of 3 or more, a sender's one block longer than a slot
+  // when it is at least this many bytes (its only long stream would be a
+  // chunk-by-chunk handoff between two ranks, with nothing to overlap).
+  uint64_t cmaSoloMin = UINT64_MAX;
 };
 
 // Pulls `len` bytes at address `remote` in world rank `rank` into stream
