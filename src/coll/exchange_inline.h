@@ -182,8 +182,13 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   {
     const Block sb = a.broadcast ? a.send(0) : a.send(me), rb = a.recv(me);
     const uint64_t bytes = sb.bytes();
-    if (bytes == rb.bytes() && bytes <= copy::kTinyMax && sb.type->contiguous && rb.type->contiguous) {
-      copy::tiny(const_cast<char*>(rb.buf) + rb.type->trueLb, sb.buf + sb.type->trueLb, bytes);  // (may overlap)
+    if (bytes == rb.bytes() && sb.type->contiguous && rb.type->contiguous) {
+      char* d = const_cast<char*>(rb.buf) + rb.type->trueLb;
+      const char* from = sb.buf + sb.type->trueLb;
+      if (bytes <= copy::kTinyMax)
+        copy::tiny(d, from, bytes);  // (may overlap)
+      else
+        std::memmove(d, from, bytes);
     } else if (int rc = selfCopy(sb, rb)) [[unlikely]] {
       r.status = rc;
       r.reason = lastReason();

@@ -525,8 +525,13 @@ int selfCopy(const Block& s, const Block& r) {
   uint64_t n = std::min(sb, rb);
   if (n == 0) return rc;
   if (s.buf == r.buf && s.type == r.type && s.count == r.count) return rc;  // in place
-  if (n <= copy::kTinyMax && s.type->contiguous && r.type->contiguous) {
-    copy::tiny(const_cast<char*>(r.buf) + r.type->trueLb, s.buf + s.type->trueLb, n);
+  if (s.type->contiguous && r.type->contiguous) {
+    char* d = const_cast<char*>(r.buf) + r.type->trueLb;
+    const char* from = s.buf + s.type->trueLb;
+    if (n <= copy::kTinyMax)
+      copy::tiny(d, from, n);
+    else
+      std::memmove(d, from, n);  // (MPI_IN_PLACE may hand us the same bytes)
     return rc;
   }
   dt::Cursor sc(s.buf, s.count, s.type), rcur(r.buf, r.count, r.type);
