@@ -59,7 +59,7 @@ class AlltoallwArgs final : public coll::ExchangeArgs {
   const char *sbuf, *rbuf;
   const C *scounts, *rcounts;
   const D *sdispls, *rdispls;
-  // The resolved types: in typeScratch() for a blocking call (no allocation),
+  // The resolved types: in typeArrays()'s scratch for a blocking call (no allocation),
   // in `owned` for a nonblocking or persistent one, whose copies of this
   // object outlive the call.
   const dt::Type* const* stypes = nullptr;

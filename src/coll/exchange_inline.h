@@ -180,16 +180,12 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
     }
   }
   {
+    // (selfCopy's first case, without the call: this is the common one)
     const Block sb = a.broadcast ? a.send(0) : a.send(me), rb = a.recv(me);
     const uint64_t bytes = sb.bytes();
-    if (bytes == rb.bytes() && sb.type->contiguous && rb.type->contiguous) {
-      char* d = const_cast<char*>(rb.buf) + rb.type->trueLb;
-      const char* from = sb.buf + sb.type->trueLb;
-      if (bytes <= copy::kTinyMax)
-        copy::tiny(d, from, bytes);  // (may overlap)
-      else
-        std::memmove(d, from, bytes);
-    } else if (int rc = selfCopy(sb, rb)) [[unlikely]] {
+    if (bytes == rb.bytes() && sb.type->contiguous && rb.type->contiguous)
+      moveFlat(sb, rb, bytes);
+    else if (int rc = selfCopy(sb, rb)) [[unlikely]] {
       r.status = rc;
       r.reason = lastReason();
     }

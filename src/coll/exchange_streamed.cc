@@ -525,21 +525,13 @@ int selfCopy(const Block& s, const Block& r) {
   uint64_t n = std::min(sb, rb);
   if (n == 0) return rc;
   if (s.buf == r.buf && s.type == r.type && s.count == r.count) return rc;  // in place
-  if (s.type->contiguous && r.type->contiguous) {
-    char* d = const_cast<char*>(r.buf) + r.type->trueLb;
-    const char* from = s.buf + s.type->trueLb;
-    if (n <= copy::kTinyMax)
-      copy::tiny(d, from, n);
-    else
-      std::memmove(d, from, n);  // (MPI_IN_PLACE may hand us the same bytes)
+  if (s.type->contiguous && r.type->contiguous) {  // (no cursors needed)
+    moveFlat(s, r, n);
     return rc;
   }
   dt::Cursor sc(s.buf, s.count, s.type), rcur(r.buf, r.count, r.type);
   if (sc.contiguous() && rcur.contiguous()) {
-    if (n <= copy::kTinyMax)
-      copy::tiny(rcur.contiguousBase(), sc.contiguousBase(), n);
-    else
-      std::memmove(rcur.contiguousBase(), sc.contiguousBase(), n);
+    moveBytes(rcur.contiguousBase(), sc.contiguousBase(), n);
   } else if (rcur.contiguous()) {
     sc.pack(0, rcur.contiguousBase(), n);
   } else if (sc.contiguous()) {

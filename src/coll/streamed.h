@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "coll/coll.h"
+#include "copy/copy.h"
+#include "dt/datatype.h"
 
 namespace shmcoll::coll {
 
@@ -25,6 +28,20 @@ int cmaPull(uint32_t rank, uint64_t remote, dt::Cursor& dst, uint64_t len);
 // True when [p, p + len) lies in this rank's mapping of the shared segment,
 // so every peer can read it without a system call.
 bool inSegment(const void* p, uint64_t len);
+
+// n bytes from `from` to `d`, which may overlap (MPI_IN_PLACE may hand a
+// rank the same bytes on both sides).
+inline void moveBytes(char* d, const char* from, uint64_t n) {
+  if (n <= copy::kTinyMax)
+    copy::tiny(d, from, n);
+  else
+    std::memmove(d, from, n);
+}
+// The first n bytes of send block `s` into receive block `r`, both of
+// contiguous types (Type::contiguous).
+inline void moveFlat(const Block& s, const Block& r, uint64_t n) {
+  moveBytes(const_cast<char*>(r.buf) + r.type->trueLb, s.buf + s.type->trueLb, n);
+}
 
 // Copies this rank's block to itself (send block to receive block, any
 // layouts; nothing when both are the same memory).  Returns 0, or

@@ -46,6 +46,20 @@ class WaitTest : public ::testing::Test {
     return true;
   }
 
+  // A peer that waits (up to `limit`) until `asleep` says the waiter sleeps,
+  // then makes the condition true and wakes it; `why` is the failure message.
+  template <class C>
+  std::thread wakeOnceAsleep(C asleep, const char* why,
+                             std::chrono::milliseconds limit = std::chrono::milliseconds(10000)) {
+    return std::thread([this, asleep, why, limit] {
+      const bool seen = eventually(asleep, limit);
+      EXPECT_TRUE(seen) << why;
+      flag_.store(1, std::memory_order_release);
+      wakePeer(&self_);
+    });
+  }
+  bool flagSet() const { return flag_.load(std::memory_order_acquire) == 1; }
+
   alignas(64) segment::RankCtl self_{};
   std::atomic<uint32_t> sleepers_{0};
   std::atomic<int> flag_{0};
@@ -83,7 +97,7 @@ TEST_F(WaitTest, StreamWaitSpinsWhileTheAwakeRanksFitTheCores) {
     flag_.store(1, std::memory_order_release);  // (no wake-up)
   });
   const auto t0 = Clock::now();
-  EXPECT_EQ(waitStream(&self_, [&] { return flag_.load(std::memory_order_acquire) == 1; }), 0);
+  EXPECT_EQ(waitStream(&self_, [&] { return flagSet(); }), 0);
   peer.join();
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(15));
   EXPECT_EQ(sleepers_.load(), 2u);  // it never slept
@@ -92,13 +106,9 @@ TEST_F(WaitTest, StreamWaitSpinsWhileTheAwakeRanksFitTheCores) {
 TEST_F(WaitTest, StreamWaitSleepsAtOnceWhenTheAwakeRanksOutnumberTheCores) {
   // 8 ranks, 2 cores, nobody asleep: no spin (budget 4 s), straight to the futex.
   use(0, 0, 60L * 1000000000L, 4000000000u, 8, 2);
-  std::thread peer([&] {
-    const bool seen = eventually([&] { return sleepers_.load() == 1; }, std::chrono::milliseconds(2000));
-    EXPECT_TRUE(seen) << "the stream wait spun instead of sleeping";
-    flag_.store(1, std::memory_order_release);
-    wakePeer(&self_);
-  });
-  EXPECT_EQ(waitStream(&self_, [&] { return flag_.load(std::memory_order_acquire) == 1; }), 0);
+  std::thread peer = wakeOnceAsleep([this] { return sleepers_.load() == 1; },
+                                    "the stream wait spun instead of sleeping", std::chrono::milliseconds(2000));
+  EXPECT_EQ(waitStream(&self_, [&] { return flagSet(); }), 0);
   peer.join();
   EXPECT_EQ(sleepers_.load(), 0u);
 }
@@ -106,13 +116,9 @@ TEST_F(WaitTest, StreamWaitSleepsAtOnceWhenTheAwakeRanksOutnumberTheCores) {
 TEST_F(WaitTest, StreamWaitFallsBackToSleepingAfterItsBudget) {
   // The awake ranks fit, but the budget (1 ms) runs out first: then it sleeps.
   use(0, 0, 60L * 1000000000L, 1000000u, 2, 2);
-  std::thread peer([&] {
-    const bool seen = eventually([&] { return sleepers_.load() == 1; });
-    EXPECT_TRUE(seen) << "the stream wait never went to sleep";
-    flag_.store(1, std::memory_order_release);
-    wakePeer(&self_);
-  });
-  EXPECT_EQ(waitStream(&self_, [&] { return flag_.load(std::memory_order_acquire) == 1; }), 0);
+  std::thread peer =
+      wakeOnceAsleep([this] { return sleepers_.load() == 1; }, "the stream wait never went to sleep");
+  EXPECT_EQ(waitStream(&self_, [&] { return flagSet(); }), 0);
   peer.join();
   EXPECT_EQ(sleepers_.load(), 0u);
 }
@@ -120,13 +126,8 @@ TEST_F(WaitTest, StreamWaitFallsBackToSleepingAfterItsBudget) {
 TEST_F(WaitTest, WithoutACrowdStreamWaitIsWaitUntil) {
   use(0, 0, 60L * 1000000000L, 4000000000u, 0, 0);
   gCrowd = {};  // not oversubscribed: nothing is counted, nothing extra spins
-  std::thread peer([&] {
-    const bool seen = eventually([&] { return self_.sleeping.load() == 1; });
-    EXPECT_TRUE(seen) << "the wait never slept";
-    flag_.store(1, std::memory_order_release);
-    wakePeer(&self_);
-  });
-  EXPECT_EQ(waitStream(&self_, [&] { return flag_.load(std::memory_order_acquire) == 1; }), 0);
+  std::thread peer = wakeOnceAsleep([this] { return self_.sleeping.load() == 1; }, "the wait never slept");
+  EXPECT_EQ(waitStream(&self_, [&] { return flagSet(); }), 0);
   peer.join();
   EXPECT_EQ(sleepers_.load(), 0u);
 }
