@@ -105,19 +105,12 @@ int inlineRest(const InlineRun& r, const ExchangeArgs& a, const uint32_t* rest, 
 
 namespace detail {
 
-inline void moveSmall(char* d, const char* s, uint64_t n) {
-  if (n <= copy::kTinyMax)
-    copy::tiny(d, s, n);
-  else
-    std::memcpy(d, s, n);
-}
-
 inline void putLane(InlineRun& r, char* lane, const Block& b) {
   auto* h = reinterpret_cast<segment::LaneHeader*>(lane);
   const uint64_t bytes = b.bytes();
   char* body = lane + segment::kLaneHeaderBytes;
   if (b.type->contiguous)
-    moveSmall(body, b.buf + b.type->trueLb, bytes);
+    moveBytes(body, b.buf + b.type->trueLb, bytes);
   else
     inlinePack(body, b, bytes);
   h->bytes = bytes | segment::kLaneInline;
@@ -144,7 +137,7 @@ void takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* l
   const uint64_t use = std::min(bytes, want);
   const char* body = reinterpret_cast<const char*>(lane) + segment::kLaneHeaderBytes;
   if (b.type->contiguous)
-    moveSmall(const_cast<char*>(b.buf) + b.type->trueLb, body, use);
+    moveBytes(const_cast<char*>(b.buf) + b.type->trueLb, body, use);
   else
     inlineUnpack(b, body, use);
 }
