@@ -10,10 +10,14 @@
 #                copies; SHMCOLL_ALGORITHM=segment) against single-copy pulls
 #                (SHMCOLL_CMA_MIN=1); the smallest size from which the pulls
 #                win at every larger size measured, else "off".
-#   cma_solo_min for alltoallv and alltoallw, per rank count from 3: the
+#   cma_solo_min, cma_solo_max
+#                for alltoallv and alltoallw, per rank count from 3: the
 #                skewed alltoallv (one long block) streamed against its long
-#                block pulled (SHMCOLL_CMA_SOLO_MIN=1), as cma_min, in bytes
-#                of that block.
+#                block pulled (SHMCOLL_CMA_SOLO_MIN=1); the band of sizes in
+#                a row where the pulls win with the largest summed relative
+#                gain, from its smallest size to the next size measured
+#                ("off": no upper end), in bytes of that block; "off" when
+#                the pulls never win by 5% in all.
 #   reduce_small per reduction and rank count: one exchange of whole inputs
 #                against reduce-scatter + gather; the largest input, times the
 #                other ranks, up to which the one-exchange form wins at every
@@ -36,11 +40,14 @@
 #                    the file the library loads; - for standard output)
 #   --bin DIR        where shmrun and shmcoll-bench are (default: this script's
 #                    directory when installed, else <repo>/install/bin)
-#   --keep DIR       keep the raw CSV there
+#   --keep DIR       keep the raw CSV there (tune-raw.csv)
+#   --from-raw FILE  measure nothing: write the table from a raw CSV that
+#                    --keep kept
+#   --cores N        the core count the rules assume (default: nproc)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-RANKS="" QUICK=0 REPS="" OUT="" BIN="" KEEP=""
+RANKS="" QUICK=0 REPS="" OUT="" BIN="" KEEP="" FROMRAW="" CORES=""
 while (($#)); do
   case $1 in
     --ranks) RANKS=$2; shift ;;
@@ -49,6 +56,8 @@ while (($#)); do
     --out) OUT=$2; shift ;;
     --bin) BIN=$2; shift ;;
     --keep) KEEP=$2; shift ;;
+    --from-raw) FROMRAW=$2; shift ;;
+    --cores) CORES=$2; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "shmcoll-tune: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -59,12 +68,17 @@ if [[ -z $BIN ]]; then
   if [[ -x $HERE/shmrun && -x $HERE/shmcoll-bench ]]; then BIN=$HERE
   else BIN=$(cd "$HERE/.." && pwd)/install/bin; fi
 fi
-for t in shmrun shmcoll-bench; do
-  [[ -x $BIN/$t ]] || { echo "shmcoll-tune: $BIN/$t not found (build and install first, or --bin DIR)" >&2; exit 1; }
-done
+if [[ -z $FROMRAW ]]; then
+  for t in shmrun shmcoll-bench; do
+    [[ -x $BIN/$t ]] || { echo "shmcoll-tune: $BIN/$t not found (build and install first, or --bin DIR)" >&2; exit 1; }
+  done
+elif [[ ! -r $FROMRAW ]]; then
+  echo "shmcoll-tune: cannot read $FROMRAW" >&2; exit 2
+fi
 [[ -n $OUT ]] || OUT=$(cd "$BIN/.." && pwd)/share/shmcoll/tuning.txt
 
-CORES=$(nproc)
+[[ -n $CORES ]] || CORES=$(nproc)
+[[ $CORES =~ ^[1-9][0-9]*$ ]] || { echo "shmcoll-tune: bad core count '$CORES'" >&2; exit 2; }
 [[ -n $RANKS ]] || RANKS="$CORES $((4 * CORES))"
 for n in $RANKS; do [[ $n =~ ^[1-9][0-9]*$ && $n -ge 2 ]] || { echo "shmcoll-tune: bad rank count '$n' (at least 2)" >&2; exit 2; }; done
 if ((QUICK)); then
@@ -97,13 +111,18 @@ run() {
 
 # The tunables this table sets must not come from the environment or an old
 # table while measuring.
-unset SHMCOLL_CMA_MIN SHMCOLL_CMA_SOLO_MIN SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
+unset SHMCOLL_CMA_MIN SHMCOLL_CMA_SOLO_MIN SHMCOLL_CMA_SOLO_MAX SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
   SHMCOLL_WAIT_SPINS SHMCOLL_WAIT_YIELDS SHMCOLL_ALGORITHM SHMCOLL_CMA
 for v in $(env | sed -n 's/^\(SHMCOLL_ALGORITHM_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export SHMCOLL_TUNING=none
 
 WAITS="50:2 0:1 200:4 50:16 2000:32"
-echo "shmcoll-tune: ranks $RANKS, $REPS interleaved runs per choice" >&2
+if [[ -n $FROMRAW ]]; then
+  RAW=$FROMRAW REPS=0
+  RANKS=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ranks") c = i; next } c { print $c }' "$RAW" | sort -nu | xargs)
+else
+  echo "shmcoll-tune: ranks $RANKS, $REPS interleaved runs per choice" >&2
+fi
 for ((rep = 1; rep <= REPS; rep++)); do
   echo "round $rep of $REPS" >&2
   for n in $RANKS; do
@@ -126,7 +145,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
   run p2pstream "$n0" SHMCOLL_P2P_CMA_MIN=1g -- --op sendrecv --sizes "$BIG"
   run p2ppull "$n0" SHMCOLL_P2P_CMA_MIN=1 -- --op sendrecv --sizes "$BIG"
 done
-[[ -z $KEEP ]] || { mkdir -p "$KEEP" && cp "$RAW" "$KEEP/tune-raw.csv"; }
+[[ -z $KEEP || -n $FROMRAW ]] || { mkdir -p "$KEEP" && cp "$RAW" "$KEEP/tune-raw.csv"; }
 
 # Medians per (tag, op, ranks, bytes) of avg_us, then the rules.
 TABLE=$WORK/tuning.txt
@@ -134,7 +153,8 @@ TABLE=$WORK/tuning.txt
   echo "# shmcoll decision table, written by shmcoll-tune $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "# machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $CORES cores online,"\
        "$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l) NUMA node(s)"
-  echo "# command: shmcoll-tune --ranks \"$RANKS\" --reps $REPS$( ((QUICK)) && echo ' --quick')"
+  if [[ -n $FROMRAW ]]; then echo "# command: shmcoll-tune --from-raw $FROMRAW --cores $CORES (ranks $RANKS)"
+  else echo "# command: shmcoll-tune --ranks \"$RANKS\" --reps $REPS$( ((QUICK)) && echo ' --quick')"; fi
   echo "# format: <key> <op or *> <from ranks> <value>  (src/common/tuning.h)"
   awk -F, -v cores="$CORES" -v waits="$WAITS" '
     NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
@@ -168,6 +188,27 @@ TABLE=$WORK/tuning.txt
       evidence = ev
       return from
     }
+    # the run of sizes in a row where tag b beats tag a with the largest
+    # summed relative gain: into bandlo (its first size) and bandhi (the next
+    # size measured, "off" past the last); both "off" when that gain is
+    # under 5%
+    function band(a, b, op, n,   m, i, ma, mb, ev, lo, s, best, bl, bh) {
+      m = sizelist(op); ev = ""; lo = 0; s = 0; best = 0
+      for (i = 1; i <= m; i++) {
+        ma = median(a SUBSEP op SUBSEP n SUBSEP list[i]); mb = median(b SUBSEP op SUBSEP n SUBSEP list[i])
+        if (ma < 0 || mb < 0) continue
+        ev = ev sprintf(" %s %.3g/%.3g", list[i], ma, mb)
+        if (mb >= ma) { lo = 0; continue }
+        if (!lo) { lo = i; s = 0 }
+        s += (ma - mb) / ma
+        if (s > best) { best = s; bl = lo; bh = i }
+      }
+      evidence = ev
+      bandlo = bandhi = "off"
+      if (best < 0.05) return
+      bandlo = list[bl]
+      if (bh < m) bandhi = list[bh + 1]
+    }
     END {
       nr = 0; for (n in ranks) rl[++nr] = n + 0
       for (i = 2; i <= nr; i++) for (j = i; j > 1 && rl[j - 1] > rl[j]; j--) { t = rl[j]; rl[j] = rl[j - 1]; rl[j - 1] = t }
@@ -192,11 +233,15 @@ TABLE=$WORK/tuning.txt
         # The skewed alltoallv: rank 0 sends rank n-1 one block of n x size
         # bytes, its only block longer than a slot.
         if (n >= 3 && ("alltoallv_skew" in ops)) {
-          v = crossover("sstream", "spull", "alltoallv_skew", n)
+          band("sstream", "spull", "alltoallv_skew", n)
           if (evidence != "") {
             printf "# alltoallv_skew (the long block is %d x bytes): bytes stream/pull us:%s\n", n, evidence
-            if (v != "off") v = v * n
-            printf "cma_solo_min alltoallv %d %s\ncma_solo_min alltoallw %d %s\n", from, v, from, v
+            if (bandlo != "off") bandlo = bandlo * n
+            if (bandhi != "off") bandhi = bandhi * n
+            for (c = 1; c <= 2; c++) {
+              op = c == 1 ? "alltoallv" : "alltoallw"
+              printf "cma_solo_min %s %d %s\ncma_solo_max %s %d %s\n", op, from, bandlo, op, from, bandhi
+            }
           }
         }
         for (c = 1; c <= 2; c++) {

@@ -224,7 +224,7 @@ class Run {
     // it, one plain copy against the stream's two, at any size (cmaMin
     // prices a system call that this path does not make).
     if (inSegment(cur.contiguousBase(), bytes)) return true;
-    return e_.cma && (bytes >= prm_.cmaMin || (peer == soloPeer_ && bytes >= prm_.cmaSoloMin));
+    return e_.cma && (bytes >= prm_.cmaMin || (peer == soloPeer_ && bytes >= prm_.cmaSoloMin && bytes < prm_.cmaSoloMax));
   }
 
   // The one peer this rank sends more than a slot to, if there is exactly
@@ -232,7 +232,7 @@ class Run {
   // UINT32_MAX.
   uint32_t findSoloPeer() const {
     const uint32_t n = team_.size();
-    if (prm_.cmaSoloMin >= prm_.cmaMin || n < 3 || a_.broadcast || !e_.cma || !prm_.allowCma) return UINT32_MAX;
+    if (prm_.cmaSoloMin >= std::min(prm_.cmaMin, prm_.cmaSoloMax) || n < 3 || a_.broadcast || !e_.cma || !prm_.allowCma) return UINT32_MAX;
     uint32_t solo = UINT32_MAX;
     for (uint32_t p = 0; p < n; ++p) {
       if (p == me_ || !sendsTo(p) || a_.send(p).bytes() <= slot_) continue;

@@ -57,7 +57,7 @@ struct Algorithm {
 // and the lane's capacity.  Looked up again only when the team size changes.
 struct Thresholds {
   uint32_t ranks = 0;
-  uint64_t cmaMin = 0, cmaSoloMin = 0, inlineMax = 0;
+  uint64_t cmaMin = 0, cmaSoloMin = 0, cmaSoloMax = 0, inlineMax = 0;
   uint64_t inlineCap[2] = {};  // the inline path's limit (exchange_inline.h): lanes, one shared lane
 };
 
@@ -67,6 +67,7 @@ const Thresholds& thresholds(Op op, uint32_t ranks) {
   if (t.ranks != ranks) {
     t.cmaMin = tuning::value("SHMCOLL_CMA_MIN", "cma_min", opName(op), ranks, 16 * 1024);
     t.cmaSoloMin = tuning::value("SHMCOLL_CMA_SOLO_MIN", "cma_solo_min", opName(op), ranks, t.cmaMin);
+    t.cmaSoloMax = tuning::value("SHMCOLL_CMA_SOLO_MAX", "cma_solo_max", opName(op), ranks, UINT64_MAX);
     t.inlineMax = tuning::value("SHMCOLL_INLINE_MAX", "inline_max", opName(op), ranks, UINT64_MAX);
     const segment::View& seg = engine().seg;
     t.inlineCap[0] = std::min<uint64_t>(t.inlineMax, seg.laneBytes(ranks) - segment::kLaneHeaderBytes);
@@ -81,7 +82,7 @@ const Algorithm kAlgorithms[] = {
      [](const Team&, const ExchangeArgs&) { return true; },
      [](Team& t, const ExchangeArgs& a) {
        const Thresholds& th = thresholds(a.op, t.size());
-       return streamedExchange(t, a, {true, th.cmaMin, th.inlineMax, th.cmaSoloMin});
+       return streamedExchange(t, a, {true, th.cmaMin, th.inlineMax, th.cmaSoloMin, th.cmaSoloMax});
      }},
     {"segment", "mailbox stream only: two copies through shared memory",
      [](const Team&, const ExchangeArgs&) { return true; },

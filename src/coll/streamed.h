@@ -17,7 +17,11 @@ struct StreamParams {
   // ... and, on teams of 3 or more, a sender's one block longer than a slot
   // when it is at least this many bytes (its only long stream would be a
   // chunk-by-chunk handoff between two ranks, with nothing to overlap).
+  // Such a block is pulled only while shorter than cmaSoloMax: past some
+  // length a streamed one wins again on some machines (shmcoll-tune measures
+  // the band).
   uint64_t cmaSoloMin = UINT64_MAX;
+  uint64_t cmaSoloMax = UINT64_MAX;
 };
 
 // Pulls `len` bytes at address `remote` in world rank `rank` into stream

@@ -26,6 +26,7 @@ struct Key {
 constexpr Key kKeys[] = {
     {"cma_min", true},       // SHMCOLL_CMA_MIN: smallest block an exchange pulls with one copy
     {"cma_solo_min", true},  // SHMCOLL_CMA_SOLO_MIN: the same for a sender's only block longer than a slot
+    {"cma_solo_max", true},  // SHMCOLL_CMA_SOLO_MAX: ... and shorter than this
     {"inline_max", true},    // SHMCOLL_INLINE_MAX: largest block carried inline in its lane
     {"reduce_small", true},  // SHMCOLL_REDUCE_SMALL: one-exchange reductions up to this many bytes
     {"p2p_eager", false},    // SHMCOLL_P2P_EAGER

@@ -33,11 +33,16 @@ TEST(Tuning, ParsesRulesAndLooksUpByOpAndRanks) {
       "cma_min   alltoall   4   off\n"
       "cma_min   alltoall   16  1m\n"
       "inline_max allgather 1   200\n"
-      "wait_spins *         3   50\n",
+      "wait_spins *         3   50\n"
+      "cma_solo_min alltoallv 3 512k\n"
+      "cma_solo_max alltoallv 3 4m\n",
       &errors);
-  EXPECT_EQ(n, 6);
+  EXPECT_EQ(n, 8);
   EXPECT_EQ(errors, "");
-  EXPECT_EQ(t.size(), 6u);
+  EXPECT_EQ(t.size(), 8u);
+  EXPECT_EQ(get(t, "cma_solo_min", "alltoallv", 8), 512u << 10);
+  EXPECT_EQ(get(t, "cma_solo_max", "alltoallv", 8), 4u << 20);
+  EXPECT_EQ(get(t, "cma_solo_max", "alltoallw", 8), 12345u);
   // `*` rules by rank count.
   EXPECT_EQ(get(t, "cma_min", "allgather", 1), 12345u);  // no rule for 1 rank
   EXPECT_EQ(get(t, "cma_min", "allgather", 2), 16384u);
