@@ -63,12 +63,18 @@ void inlineMismatch(InlineRun& r, uint32_t q, uint64_t theirs, uint64_t ours) {
   r.reason = buf;
 }
 
-void inlinePack(char* dst, const Block& b, uint64_t bytes) {
-  dt::Cursor(b.buf, b.count, b.type).pack(0, dst, bytes);
+void inlinePack(char* lane, const Block& b, uint64_t bytes, uint64_t tag) {
+  dt::Cursor cur(b.buf, b.count, b.type);
+  writeInline(lane, bytes, tag, true, [&](uint64_t off, char* d, uint64_t n) {
+    if (n) cur.pack(off, d, n);
+  });
 }
 
-void inlineUnpack(const Block& b, const char* src, uint64_t bytes) {
-  if (bytes) dt::Cursor(b.buf, b.count, b.type).unpack(0, src, bytes);
+void inlineUnpack(const Block& b, const char* lane, uint64_t bytes, uint64_t use) {
+  dt::Cursor cur(b.buf, b.count, b.type);
+  readInline(lane, bytes, use, [&](uint64_t off, const char* s, uint64_t n) {
+    if (n) cur.unpack(off, s, n);
+  });
 }
 
 int inlineEnd(InlineRun& r, const ExchangeArgs& a) {
@@ -92,11 +98,11 @@ int inlineEnd(InlineRun& r, const ExchangeArgs& a) {
     if (i != me) channel::wakeIfSleeping(e.seg.ctl(team.members[i]));
   // Every peer announced this operation, so it is done reading the other
   // area: ask for its lines now (see exchange_inline.h).  As many lines per
-  // lane as this operation wrote, at most 8 (a 496-byte block), and at most
+  // lane as this operation wrote, at most 8 (a 440-byte block), and at most
   // 32 lanes.
   if (copy::hasPrefetchW()) {
     char* other = e.seg.laneArea(e.rank, r.area ^ 1);
-    const uint64_t lines = std::min<uint64_t>((r.lastBytes + segment::kLaneHeaderBytes + 63) / 64, 8);
+    const uint64_t lines = std::min<uint64_t>(segment::laneInlineLines(r.lastBytes), 8);
     if (a.broadcast) {
       for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
     } else {

@@ -32,8 +32,11 @@
 // lane is written before any peer's block is read.
 //
 // Cost per rank for blocks of b bytes to each of n - 1 peers: n - 1 lane
-// writes and n - 1 lane reads of ceil((b + 16) / 64) lines each, two copies per
-// byte, one wake-up check per peer and one prefetch per peer lane line.
+// writes and n - 1 lane reads of segment::laneInlineLines(b) lines each (1 up
+// to 48 bytes, then one more per 56), two copies per byte, one wake-up check
+// per peer and one prefetch per peer lane line.  Up to 440 bytes, the tag goes
+// out with the first line and every later line carries its own stamp, so a
+// reader copies lines as they arrive rather than after the last one.
 //
 // Chosen before the registry's algorithms whenever every block this rank
 // sends fits (SHMCOLL_INLINE_MAX, capped by the lane), on intracommunicators,
@@ -94,8 +97,8 @@ int inlineBegin(Team& team, const ExchangeArgs& a, InlineRun* r);
 // Records a byte count that differs from the receive block's (the first one wins).
 void inlineMismatch(InlineRun& r, uint32_t q, uint64_t theirs, uint64_t ours);
 // Packs or unpacks a non-contiguous block (rare on this path).
-void inlinePack(char* dst, const Block& b, uint64_t bytes);
-void inlineUnpack(const Block& b, const char* src, uint64_t bytes);
+void inlinePack(char* lane, const Block& b, uint64_t bytes, uint64_t tag);
+void inlineUnpack(const Block& b, const char* lane, uint64_t bytes, uint64_t use);
 // Finishes, once every peer's lane was read or is in r.rest: the general
 // consumer for r.rest, `consumed`, wake-ups, the prefetch; returns the status.
 int inlineEnd(InlineRun& r, const ExchangeArgs& a);
@@ -105,21 +108,20 @@ int inlineRest(const InlineRun& r, const ExchangeArgs& a, const uint32_t* rest, 
 
 namespace detail {
 
+// The tag goes out right after the lane's first line (writeInline).
 inline void putLane(InlineRun& r, char* lane, const Block& b) {
-  auto* h = reinterpret_cast<segment::LaneHeader*>(lane);
   const uint64_t bytes = b.bytes();
-  char* body = lane + segment::kLaneHeaderBytes;
-  if (b.type->contiguous)
-    moveBytes(body, b.buf + b.type->trueLb, bytes);
-  else
-    inlinePack(body, b, bytes);
-  h->bytes = bytes | segment::kLaneInline;
-  h->tag.store(r.tag, std::memory_order_release);
+  if (b.type->contiguous) {
+    const char* src = b.buf + b.type->trueLb;
+    writeInline(lane, bytes, r.tag, true, [src](uint64_t off, char* d, uint64_t n) { copyPiece(d, src + off, n); });
+  } else {
+    inlinePack(lane, b, bytes, r.tag);
+  }
   r.lastBytes = bytes;
 }
 
 template <class A>
-void takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* lane) {
+int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* lane) {
   Engine& e = engine();
   Team& t = *r.team;
   uint64_t& d = e.doneBy(t.ctxId, t.members[q]);
@@ -127,7 +129,7 @@ void takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* l
   const uint64_t raw = lane->bytes;
   if (!(raw & segment::kLaneInline)) [[unlikely]] {
     r.rest->push_back(q);
-    return;
+    return 0;
   }
   const uint64_t bytes = raw & ~segment::kLaneKinds;
   const Block b = a.recv(q);
@@ -135,11 +137,16 @@ void takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* l
   if (bytes != want) [[unlikely]]
     inlineMismatch(r, q, bytes, want);
   const uint64_t use = std::min(bytes, want);
-  const char* body = reinterpret_cast<const char*>(lane) + segment::kLaneHeaderBytes;
-  if (b.type->contiguous)
-    moveBytes(const_cast<char*>(b.buf) + b.type->trueLb, body, use);
-  else
-    inlineUnpack(b, body, use);
+  const char* l = reinterpret_cast<const char*>(lane);
+  if (segment::laneStamped(bytes))
+    SHMCOLL_CHECK(channel::waitUntil(e.self(), [&] { return inlineArrived(l, bytes, r.tag); }));
+  if (b.type->contiguous) {
+    char* dst = const_cast<char*>(b.buf) + b.type->trueLb;
+    readInline(l, bytes, use, [dst](uint64_t off, const char* s, uint64_t n) { copyPiece(dst + off, s, n); });
+  } else {
+    inlineUnpack(b, l, bytes, use);
+  }
+  return 0;
 }
 
 }  // namespace detail
@@ -190,7 +197,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
     const uint32_t q = me >= d ? me - d : me + n - d;
     const auto* lane = reinterpret_cast<const segment::LaneHeader*>(seg.laneArea(team.members[q], r.area) + off);
     if (lane->tag.load(std::memory_order_acquire) == r.tag)
-      detail::takeLane(r, a, q, lane);
+      SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));
     else
       r.pending->push_back(q);
   }
@@ -201,7 +208,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
       const auto* lane = reinterpret_cast<const segment::LaneHeader*>(seg.laneArea(team.members[q], r.area) + off);
       SHMCOLL_CHECK(channel::waitUntil(engine().self(),
                                        [&] { return lane->tag.load(std::memory_order_acquire) == r.tag; }));
-      detail::takeLane(r, a, q, lane);
+      SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));
     }
   }
   return inlineEnd(r, a);

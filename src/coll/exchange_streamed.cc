@@ -139,7 +139,7 @@ class Run {
     tag_ = segment::laneTag(seq_, ctx_);
     area_ = static_cast<uint32_t>(seq_ & 1);
     laneBytes_ = a_.broadcast ? seg_.laneAreaBytes() : seg_.laneBytes(n);
-    inlineMax_ = std::min<uint64_t>(prm_.inlineMax, laneBytes_ - segment::kLaneHeaderBytes);
+    inlineMax_ = std::min<uint64_t>(prm_.inlineMax, segment::laneInlineCapacity(laneBytes_));
 
     SHMCOLL_CHECK(publish());
     int status = selfCopy(a_.broadcast ? a_.send(0) : a_.send(me_), a_.recv(me_));
@@ -251,8 +251,9 @@ class Run {
     char* body = reinterpret_cast<char*>(h) + segment::kLaneHeaderBytes;
     dt::Cursor cur(b.buf, b.count, b.type);
     if (bytes <= inlineMax_) {
-      cur.pack(0, body, bytes);
-      h->bytes = bytes | segment::kLaneInline;
+      // (publish() stores the tag once the lane is written)
+      writeInline(reinterpret_cast<char*>(h), bytes, tag_, false,
+                  [&](uint64_t off, char* d, uint64_t len) { cur.pack(off, d, len); });
     } else if (useCma(bytes, cur, peer)) {
       const uint64_t where = reinterpret_cast<uint64_t>(cur.contiguousBase());
       std::memcpy(body, &where, sizeof where);
@@ -401,7 +402,12 @@ class Run {
   bool consumerDone() const { return sc_.from.empty(); }
 
   bool ready(const From& f) const {
-    if (f.stage == kWaitLane) return f.lane->tag.load(std::memory_order_acquire) == tag_;
+    if (f.stage == kWaitLane) {
+      if (f.lane->tag.load(std::memory_order_acquire) != tag_) return false;
+      const uint64_t raw = f.lane->bytes;  // (an inline payload's later lines may still be on their way)
+      return !(raw & segment::kLaneInline) ||
+             inlineArrived(reinterpret_cast<const char*>(f.lane), raw & ~segment::kLaneKinds, tag_);
+    }
     const uint32_t q = team_.members[f.teamRank];
     const uint32_t s = static_cast<uint32_t>(f.chunk % segment::kNumSlots);
     return seg_.slot(q, s)->tag.load(std::memory_order_acquire) == makeTag(seq_, ctx_, f.chunk);
@@ -443,7 +449,8 @@ class Run {
         f.cursor = dt::Cursor(rb.buf, rb.count, rb.type);
         *moved = true;
         if (raw & segment::kLaneInline) {
-          f.cursor.unpack(0, body, f.use);
+          readInline(reinterpret_cast<const char*>(f.lane), bytes, f.use,
+                     [&](uint64_t off, const char* s, uint64_t len) { f.cursor.unpack(off, s, len); });
           return true;
         }
         uint64_t where;

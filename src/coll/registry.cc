@@ -70,8 +70,8 @@ const Thresholds& thresholds(Op op, uint32_t ranks) {
     t.cmaSoloMax = tuning::value("SHMCOLL_CMA_SOLO_MAX", "cma_solo_max", opName(op), ranks, UINT64_MAX);
     t.inlineMax = tuning::value("SHMCOLL_INLINE_MAX", "inline_max", opName(op), ranks, UINT64_MAX);
     const segment::View& seg = engine().seg;
-    t.inlineCap[0] = std::min<uint64_t>(t.inlineMax, seg.laneBytes(ranks) - segment::kLaneHeaderBytes);
-    t.inlineCap[1] = std::min<uint64_t>(t.inlineMax, seg.laneAreaBytes() - segment::kLaneHeaderBytes);
+    t.inlineCap[0] = std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneBytes(ranks)));
+    t.inlineCap[1] = std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneAreaBytes()));
     t.ranks = ranks;
   }
   return t;

@@ -1,12 +1,15 @@
 // The streamed exchange engine (exchange_streamed.cc) and its parameters.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
 #include "coll/coll.h"
 #include "copy/copy.h"
 #include "dt/datatype.h"
+#include "segment/layout.h"
 
 namespace shmcoll::coll {
 
@@ -45,6 +48,75 @@ inline void moveBytes(char* d, const char* from, uint64_t n) {
 // contiguous types (Type::contiguous).
 inline void moveFlat(const Block& s, const Block& r, uint64_t n) {
   moveBytes(const_cast<char*>(r.buf) + r.type->trueLb, s.buf + s.type->trueLb, n);
+}
+
+// ---- inline lane payloads (segment/layout.h: up to 440 bytes, 48 in the
+// header's line, then 56 in each later line, which ends in a stamp; longer
+// ones straight after the header) ----
+
+// One piece of a contiguous inline payload (a line's, or a whole long one).
+inline void copyPiece(char* d, const char* s, uint64_t n) {
+  if (n == segment::kLaneLinePayload)
+    std::memcpy(d, s, segment::kLaneLinePayload);
+  else if (n == segment::kLaneFirstPayload)
+    std::memcpy(d, s, segment::kLaneFirstPayload);
+  else if (n <= copy::kTinyMax)
+    copy::tiny(d, s, n);
+  else
+    std::memcpy(d, s, n);
+}
+inline std::atomic<uint64_t>* laneStamp(const char* line) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(const_cast<char*>(line) + segment::kLaneLinePayload);
+}
+// Writes an inline payload of `bytes` into `lane`, put(offset, dst, len)
+// copying payload bytes [offset, offset + len) to dst: the first line and the
+// byte count, then the tag into the header when `tagNow` (else the caller
+// stores it later), then every later line and its stamp.  A payload too long
+// for stamps goes in one piece, and the tag after it.
+template <class Put>
+inline void writeInline(char* lane, uint64_t bytes, uint64_t tag, bool tagNow, Put&& put) {
+  auto* h = reinterpret_cast<segment::LaneHeader*>(lane);
+  if (bytes > segment::kLaneStampedMax) {
+    put(uint64_t{0}, lane + segment::kLaneHeaderBytes, bytes);
+    h->bytes = bytes | segment::kLaneInline;
+    if (tagNow) h->tag.store(tag, std::memory_order_release);
+    return;
+  }
+  const uint64_t first = std::min<uint64_t>(bytes, segment::kLaneFirstPayload);
+  put(uint64_t{0}, lane + segment::kLaneHeaderBytes, first);
+  h->bytes = bytes | segment::kLaneInline;
+  if (tagNow) h->tag.store(tag, std::memory_order_release);
+  char* line = lane;
+  for (uint64_t off = first; off < bytes; off += segment::kLaneLinePayload) {
+    line += segment::kLine;
+    put(off, line, std::min<uint64_t>(bytes - off, segment::kLaneLinePayload));
+    laneStamp(line)->store(tag, std::memory_order_release);
+  }
+}
+// True once every later line of an inline payload of `bytes` carries `tag`
+// (the header already showed it): then all of it may be read.
+inline bool inlineArrived(const char* lane, uint64_t bytes, uint64_t tag) {
+  if (!segment::laneStamped(bytes)) return true;
+  const uint64_t lines = segment::laneInlineLines(bytes);
+  for (uint64_t l = 1; l < lines; ++l)
+    if (laneStamp(lane + l * segment::kLine)->load(std::memory_order_acquire) != tag) return false;
+  return true;
+}
+// Reads payload bytes [0, use) of an inline lane of `bytes` that arrived,
+// get(offset, src, len) taking payload bytes [offset, offset + len) from src.
+template <class Get>
+inline void readInline(const char* lane, uint64_t bytes, uint64_t use, Get&& get) {
+  if (bytes > segment::kLaneStampedMax) {
+    get(uint64_t{0}, lane + segment::kLaneHeaderBytes, use);
+    return;
+  }
+  const uint64_t first = std::min<uint64_t>(use, segment::kLaneFirstPayload);
+  get(uint64_t{0}, lane + segment::kLaneHeaderBytes, first);
+  const char* line = lane;
+  for (uint64_t off = first; off < use; off += segment::kLaneLinePayload) {
+    line += segment::kLine;
+    get(off, line, std::min<uint64_t>(use - off, segment::kLaneLinePayload));
+  }
 }
 
 // Copies this rank's block to itself (send block to receive block, any

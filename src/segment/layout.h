@@ -34,7 +34,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 4;
+constexpr uint32_t kVersion = 5;  // 5: stamped inline lane lines
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;  // communicator context ids per job
@@ -135,6 +135,16 @@ constexpr size_t kCtxBytes = sizeof(CtxLines);
 // payload.  A reader that sees the tag of its operation may read the lane
 // until it reports that operation finished (coll/exchange_streamed.cc has the
 // reuse rule).
+//
+// An inline payload of 49 to 440 bytes goes on in the lane's next lines, 56
+// bytes each, every such line ending in a stamp: the lane's tag, release-stored
+// after the line's bytes.  So a writer may publish the tag as soon as the first
+// line is written and a reader may take each line as it arrives (with two
+// ranks, a 256-byte block then costs about one cache-line transfer instead of
+// two in a row); a reader takes a line only once its stamp shows the tag.
+// A longer payload simply follows the header (the tag is stored after all of
+// it): with more lines, a reader polling each one as the writer fills it
+// costs more than it saves.
 struct LaneHeader {
   std::atomic<uint64_t> tag;  // laneTag(seq, ctx) of the operation the lane holds; 0 = never used
   uint64_t bytes;             // bytes for the reader, ORed with one of the kLane* kinds
@@ -142,6 +152,29 @@ struct LaneHeader {
   // the bytes (uint64_t); kLaneStream: their offset in the sender's stream.
 };
 constexpr size_t kLaneHeaderBytes = 16;
+constexpr size_t kLaneFirstPayload = kLine - kLaneHeaderBytes;  // 48: inline bytes in the header's line
+constexpr size_t kLaneLinePayload = kLine - 8;                  // 56: in each later line, before its stamp
+constexpr size_t kLaneStampedLines = 8;
+constexpr size_t kLaneStampedMax = kLaneFirstPayload + (kLaneStampedLines - 1) * kLaneLinePayload;  // 440
+// True when an inline payload of `bytes` has stamped lines.
+constexpr bool laneStamped(uint64_t bytes) { return bytes > kLaneFirstPayload && bytes <= kLaneStampedMax; }
+// Lines an inline payload of `bytes` takes, header line included.
+constexpr uint64_t laneInlineLines(uint64_t bytes) {
+  if (bytes <= kLaneFirstPayload) return 1;
+  if (bytes <= kLaneStampedMax) return 1 + (bytes - kLaneFirstPayload + kLaneLinePayload - 1) / kLaneLinePayload;
+  return (kLaneHeaderBytes + bytes + kLine - 1) / kLine;
+}
+// The longest inline payload a lane of `laneBytes` (a multiple of 64) holds.
+constexpr uint64_t laneInlineCapacity(uint64_t laneBytes) {
+  if (laneBytes < kLine) return 0;
+  if (laneBytes >= kLaneStampedLines * kLine) return laneBytes - kLaneHeaderBytes;
+  return laneBytes / kLine * kLaneLinePayload - (kLaneLinePayload - kLaneFirstPayload);
+}
+static_assert(laneInlineLines(48) == 1 && laneInlineLines(49) == 2 && laneInlineLines(104) == 2 &&
+              laneInlineLines(105) == 3 && laneInlineLines(440) == 8 && laneInlineLines(441) == 8 &&
+              laneInlineLines(497) == 9);
+static_assert(laneInlineCapacity(64) == 48 && laneInlineCapacity(128) == 104 && laneInlineCapacity(448) == 384 &&
+              laneInlineCapacity(512) == 496);
 constexpr uint64_t kLaneInline = 1ull << 63;
 constexpr uint64_t kLaneCma = 1ull << 62;
 constexpr uint64_t kLaneStream = 0;

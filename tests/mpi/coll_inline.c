@@ -31,6 +31,11 @@
  *     rank 0's bytes with a vector of MPI_INT and the common prefix ends inside
  *     an int; MPI_Allgatherv; after each,
  *     a correct MPI_Alltoall on the same communicator;
+ *  6. blocks at the edges of the inline lane's lines (shmcoll: 48 bytes in
+ *     the header's line, then 56 per stamped line up to 440 bytes, then one
+ *     piece): MPI_Alltoallv and MPI_Allgatherv of 47..497 bytes, and
+ *     MPI_Alltoallw of vectors of 12..124 ints against contiguous ints (both
+ *     ways); case 4 also truncates and over-posts such blocks;
  *  5. lane reuse: ~2000 iterations alternating small MPI_Alltoall on
  *     MPI_COMM_WORLD, a dup and a split half, MPI_Gather (rooted, rotating
  *     root), MPI_Allgather and a small MPI_Allreduce, with data keyed by the
@@ -410,6 +415,69 @@ static void case_mixed(MPI_Comm comm, unsigned *salt) {
   }
 }
 
+/* ---- 6. the edges of the inline lane's lines ---------------------------------- */
+
+/* Bytes around the edges of shmcoll's inline lane lines (48 bytes in the
+ * header's line, then 56 per stamped line up to 440, then one piece). */
+static const long edge_b[16] = {47, 48, 49, 55, 56, 57, 103, 104, 105, 160, 439, 440, 441, 496, 497, 1};
+/* In ints: 48, 52, 56, 104, 108, 440, 444, 496 bytes. */
+static const long edge_i[8] = {12, 13, 14, 26, 27, 110, 111, 124};
+
+static void case_edges(MPI_Comm comm, unsigned *salt) {
+  int n, me;
+  TU_CALL(MPI_Comm_size(comm, &n));
+  TU_CALL(MPI_Comm_rank(comm, &me));
+  char label[160];
+  for (int shift = 0; shift < 16; shift += 5) {
+    snprintf(label, sizeof label, "6: alltoallv, blocks at the lane's line edges (shift %d)", shift);
+    xc c = xc_new(comm, TU_ALLTOALLV, label, (*salt)++);
+    for (int p = 0; p < n; ++p) {
+      c.sc[p] = edge_b[(dist(me, p, n) + shift) % 16];
+      c.rc[p] = edge_b[(dist(p, me, n) + shift) % 16];
+    }
+    c.slen = layout(n, me, c.st, 0, c.sc, 1 + shift % 2, 7, 1, c.sd);
+    c.rlen = layout(n, me, c.rt, 0, c.rc, 2 - shift % 2, 3, 1, c.rd);
+    xc_run(&c);
+    xc_del(&c);
+  }
+  for (int shift = 0; shift < 16; shift += 3) {
+    snprintf(label, sizeof label, "6: allgatherv, counts at the lane's line edges (shift %d)", shift);
+    xc c = xc_new(comm, TU_ALLGATHERV, label, (*salt)++);
+    for (int p = 0; p < n; ++p) c.rc[p] = edge_b[(p + shift) % 16];
+    c.sc[0] = c.rc[me];
+    c.slen = c.sc[0];
+    c.rlen = layout(n, me, c.rt, 0, c.rc, 1 + shift % 2, 5, 1, c.rd);
+    xc_run(&c);
+    xc_del(&c);
+  }
+  /* vectors of ints packed into and unpacked from the lines piece by piece */
+  for (int variant = 0; variant < 2; ++variant) {
+    snprintf(label, sizeof label, "6: alltoallw, vector(k,1,2,INT) %s k MPI_INT at the line edges",
+             variant ? "<-" : "->");
+    xc c = xc_new(comm, TU_ALLTOALLW, label, (*salt)++);
+    lt *sv = (lt *)tu_malloc(sizeof(lt) * n), *rv = (lt *)tu_malloc(sizeof(lt) * n);
+    for (int p = 0; p < n; ++p) {
+      sv[p].owned = rv[p].owned = 0;
+      long sk = edge_i[(dist(me, p, n) + variant) % 8], rk = edge_i[(dist(p, me, n) + variant) % 8];
+      if (!variant) {
+        lt_vector(&sv[p], (int)sk);
+        c.st[p] = &sv[p], c.sc[p] = 1;
+        c.rt[p] = &T_INT, c.rc[p] = rk;
+      } else {
+        c.st[p] = &T_INT, c.sc[p] = sk;
+        lt_vector(&rv[p], (int)rk);
+        c.rt[p] = &rv[p], c.rc[p] = 1;
+      }
+    }
+    c.slen = layout(n, me, c.st, 1, c.sc, 1, 3, 1, c.sd);
+    c.rlen = layout(n, me, c.rt, 1, c.rc, 2, 1, 1, c.rd);
+    xc_run(&c);
+    for (int p = 0; p < n; ++p) lt_free(&sv[p]), lt_free(&rv[p]);
+    free(sv), free(rv);
+    xc_del(&c);
+  }
+}
+
 /* ---- 2. non-contiguous small types on the inline path ----------------------- */
 
 static void case_vector(MPI_Comm comm, unsigned *salt) {
@@ -646,6 +714,9 @@ static void case_mismatch(unsigned *salt) {
   mismatch_a2av(comm, 60, 16, 1, salt);
   mismatch_a2av(comm, 70000, 16, 1, salt);
   mismatch_a2av(comm, 8, 70000, 1, salt);
+  mismatch_a2av(comm, 300, 200, 0, salt);  /* more: the prefix ends inside a stamped line */
+  mismatch_a2av(comm, 160, 300, 0, salt);  /* fewer: stamped lines, a longer block posted */
+  mismatch_a2av(comm, 440, 441, 0, salt);  /* fewer: the last stamped size against the first plain one */
   mismatch_a2aw(comm, 6, 3, salt);     /* fewer, inline lane, ends inside the 2nd int */
   mismatch_a2aw(comm, 14, 3, salt);    /* more, inline lane */
   mismatch_a2aw(comm, 102, 25, salt);  /* more, over the limit of 100 */
@@ -655,6 +726,7 @@ static void case_mismatch(unsigned *salt) {
   mismatch_agv(comm, 70000, 16, salt);
   mismatch_agv(comm, 60, 16, salt);
   mismatch_agv(comm, 8, 70000, salt);
+  mismatch_agv(comm, 300, 120, salt);
   TU_CALL(MPI_Comm_free(&comm));
 }
 #endif
@@ -781,6 +853,7 @@ int main(int argc, char **argv) {
     case_mixed(comm, &salt);
     case_vector(comm, &salt);
     case_inplace(comm, &salt);
+    case_edges(comm, &salt);
   }
 #ifdef SHMCOLL
   case_mismatch(&salt);
