@@ -61,6 +61,58 @@ uint64_t smallBytes(Op op, uint32_t ranks) {
   return cached[i];
 }
 
+// The memory of TypedBufs, kept between calls so that a reduction in a loop
+// allocates nothing: up to kKeep blocks of at most kKeepMax bytes, per thread
+// (calls on other threads may run at the same time).
+class ScratchPool {
+ public:
+  static constexpr size_t kKeep = 4, kKeepMax = size_t{4} << 20;
+  ~ScratchPool() {
+    for (size_t i = 0; i < n_; ++i) delete[] kept_[i].mem;
+  }
+  // A block of at least `bytes`; *cap gets its size.
+  char* take(size_t bytes, size_t* cap) {
+    for (size_t i = 0; i < n_; ++i) {
+      if (kept_[i].cap < bytes) continue;
+      char* m = kept_[i].mem;
+      *cap = kept_[i].cap;
+      kept_[i] = kept_[--n_];
+      return m;
+    }
+    *cap = bytes;
+    return new char[bytes];
+  }
+  void give(char* m, size_t cap) {
+    if (cap > kKeepMax) {
+      delete[] m;
+      return;
+    }
+    if (n_ < kKeep) {
+      kept_[n_++] = {m, cap};
+      return;
+    }
+    // Full: keep the larger of this one and the smallest kept.
+    size_t small = 0;
+    for (size_t i = 1; i < n_; ++i)
+      if (kept_[i].cap < kept_[small].cap) small = i;
+    if (kept_[small].cap < cap) {
+      delete[] kept_[small].mem;
+      kept_[small] = {m, cap};
+    } else {
+      delete[] m;
+    }
+  }
+
+ private:
+  struct Kept {
+    char* mem;
+    size_t cap;
+  };
+  Kept kept_[kKeep] = {};
+  size_t n_ = 0;
+};
+thread_local ScratchPool tPool;
+
 // Private memory for `count` elements of `type`, addressed like a user
 // buffer: element i at base() + i * extent (only the true extent of each
 // element is backed).
@@ -71,14 +123,20 @@ class TypedBuf {
     const int64_t span = t->trueUb - t->trueLb;
     const int64_t first = t->trueLb, last = static_cast<int64_t>(count - 1) * ext_ + t->trueLb;
     const int64_t lo = std::min(first, last), hi = std::max(first, last) + span;
-    mem_.reset(new char[static_cast<size_t>(hi - lo)]);
-    base_ = mem_.get() - lo;
+    mem_ = tPool.take(static_cast<size_t>(hi - lo), &cap_);
+    base_ = mem_ - lo;
   }
+  ~TypedBuf() {
+    if (mem_) tPool.give(mem_, cap_);
+  }
+  TypedBuf(const TypedBuf&) = delete;
+  TypedBuf& operator=(const TypedBuf&) = delete;
   char* at(uint64_t elem) const { return base_ + static_cast<int64_t>(elem) * ext_; }
 
  private:
   int64_t ext_;
-  std::unique_ptr<char[]> mem_;
+  char* mem_ = nullptr;
+  size_t cap_ = 0;
   char* base_ = nullptr;
 };
 
