@@ -180,9 +180,25 @@ constexpr uint64_t kLaneCma = 1ull << 62;
 constexpr uint64_t kLaneStream = 0;
 constexpr uint64_t kLaneKinds = kLaneInline | kLaneCma;
 constexpr size_t kMinLaneArea = 64 * 1024;
-// Sequence numbers start at 1 and context ids are < 256, so a tag is never 0
-// and names one operation of the job.
-constexpr uint64_t laneTag(uint64_t seq, uint32_t ctx) { return (seq << 8) | ctx; }
+// Sequence numbers start at 1 and context ids are < 256, so (seq << 8) | ctx
+// is never 0 and names one operation of the job.  The tag is that number
+// scrambled by a bijection that keeps 0 at 0 (the 64-bit finalizer of
+// MurmurHash3), so it is never 0 either.  Scrambled, because a reader looks for
+// it where earlier operations may have left user bytes: a team of another size
+// cuts the lane areas differently, and a long inline payload fills the stamp
+// positions of the lines a shorter one stamps.  Those bytes would have to
+// equal a pseudo-random 64-bit value, where (seq << 8) | ctx is a small
+// integer that ordinary data may well contain.
+constexpr uint64_t laneTag(uint64_t seq, uint32_t ctx) {
+  uint64_t x = (seq << 8) | ctx;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+static_assert(laneTag(1, 0) != 0 && laneTag(1, 0) != laneTag(1, 1) && laneTag(2, 0) != laneTag(1, 0));
 static_assert(kMaxContexts <= 256);
 
 // One line per peer for creating a communicator among a group without its
