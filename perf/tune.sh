@@ -27,7 +27,9 @@
 #   wait_spins, wait_yields
 #                for rank counts above the core count only: a few spin/yield
 #                budgets before a waiting rank sleeps, scored by the geometric
-#                mean of the small-message latencies.
+#                mean of the latencies of alltoall, allgather, allreduce and
+#                the skewed alltoallv (whose ranks wait long for one pair)
+#                up to 64 KiB.
 # The table records each rule's evidence (the medians) in comments.
 #
 # Usage: shmcoll-tune [options]
@@ -83,7 +85,7 @@ fi
 for n in $RANKS; do [[ $n =~ ^[1-9][0-9]*$ && $n -ge 2 ]] || { echo "shmcoll-tune: bad rank count '$n' (at least 2)" >&2; exit 2; }; done
 if ((QUICK)); then
   REPS=${REPS:-2} TIME=0.02
-  BIG="4096,16384,65536,262144,1048576" SMALL="8,256,4096" RED="256,2048,16384,131072"
+  BIG="4096,16384,65536,262144,1048576" SMALL="8,256,4096,65536" RED="256,2048,16384,131072"
 else
   REPS=${REPS:-3} TIME=0.1
   BIG="2048,4096,8192,16384,32768,65536,131072,262144,524288,1048576,4194304"
@@ -116,7 +118,7 @@ unset SHMCOLL_CMA_MIN SHMCOLL_CMA_SOLO_MIN SHMCOLL_CMA_SOLO_MAX SHMCOLL_INLINE_M
 for v in $(env | sed -n 's/^\(SHMCOLL_ALGORITHM_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export SHMCOLL_TUNING=none
 
-WAITS="50:2 0:1 200:4 50:16 2000:32"
+WAITS="50:2 0:1 0:4 0:8 0:16 50:16"
 if [[ -n $FROMRAW ]]; then
   RAW=$FROMRAW REPS=0
   RANKS=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ranks") c = i; next } c { print $c }' "$RAW" | sort -nu | xargs)
@@ -137,7 +139,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
     if ((n > CORES)); then
       for w in $WAITS; do
         run "wait$w" "$n" SHMCOLL_WAIT_SPINS="${w%%:*}" SHMCOLL_WAIT_YIELDS="${w##*:}" -- \
-          --op alltoall,allgather,allreduce --sizes "$SMALL"
+          --op alltoall,allgather,allreduce,alltoallv_skew --sizes "$SMALL"
       done
     fi
   done
