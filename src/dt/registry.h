@@ -1,5 +1,6 @@
 // Handle table for datatypes: predefined types live in a static table,
-// user-created ones in a growable table indexed by the low bits of the handle.
+// user-created ones in a table indexed by the low bits of the handle, which
+// look-ups read without a lock.
 #pragma once
 
 #include <mutex>
