@@ -20,6 +20,7 @@
 
 #include "common/env.h"
 #include "common/status.h"
+#include "common/tuning.h"
 #include "os/numa.h"
 
 extern char** environ;
@@ -119,8 +120,11 @@ void Job::prepare() {
   programPath_ = resolveProgram(opts_.program[0]);
   grace_ = std::chrono::milliseconds(env::integer("SHMCOLL_KILL_GRACE_MS", 300));
 
-  // Slot size: the layout stores it in 32 bits; anything bigger is a typo.
-  const size_t slotBytes = env::size("SHMCOLL_SLOT_BYTES", segment::kDefaultSlotBytes);
+  // Slot size: SHMCOLL_SLOT_BYTES, else the decision table's slot_bytes for
+  // this rank count, else a quarter of the L2 cache.  The layout stores it in
+  // 32 bits; anything bigger is a typo.
+  const size_t slotBytes = static_cast<size_t>(
+      tuning::value("SHMCOLL_SLOT_BYTES", "slot_bytes", nullptr, n_, segment::defaultSlotBytes()));
   if (slotBytes < segment::kLine || slotBytes > (size_t{1} << 30))
     throw LaunchError("SHMCOLL_SLOT_BYTES must be between 64 bytes and 1g, got '" +
                       env::str("SHMCOLL_SLOT_BYTES", "") + "'", kExitUsage);

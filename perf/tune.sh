@@ -24,6 +24,10 @@
 #                smaller size measured.
 #   p2p_cma_min  MPI_Sendrecv: rendezvous data streamed through cells against
 #                one single-copy pull, as cma_min.
+#   slot_bytes   per rank count: the mailbox slot size (SHMCOLL_SLOT_BYTES,
+#                64 KiB to 1 MiB), scored by the geometric mean of streamed
+#                (SHMCOLL_ALGORITHM=segment) alltoall, allgather and skewed
+#                alltoallv latencies from 64 KiB to 1 MiB.
 #   wait_spins, wait_yields
 #                for rank counts above the core count only: a few spin/yield
 #                budgets before a waiting rank sleeps, scored by the geometric
@@ -113,12 +117,13 @@ run() {
 
 # The tunables this table sets must not come from the environment or an old
 # table while measuring.
-unset SHMCOLL_CMA_MIN SHMCOLL_CMA_SOLO_MIN SHMCOLL_CMA_SOLO_MAX SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
+unset SHMCOLL_SLOT_BYTES SHMCOLL_CMA_MIN SHMCOLL_CMA_SOLO_MIN SHMCOLL_CMA_SOLO_MAX SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
   SHMCOLL_WAIT_SPINS SHMCOLL_WAIT_YIELDS SHMCOLL_ALGORITHM SHMCOLL_CMA
 for v in $(env | sed -n 's/^\(SHMCOLL_ALGORITHM_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export SHMCOLL_TUNING=none
 
 WAITS="50:2 0:1 0:4 0:8 0:16 50:16"
+SLOTS="65536 131072 262144 524288 1048576"
 if [[ -n $FROMRAW ]]; then
   RAW=$FROMRAW REPS=0
   RANKS=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "ranks") c = i; next } c { print $c }' "$RAW" | sort -nu | xargs)
@@ -134,6 +139,10 @@ for ((rep = 1; rep <= REPS; rep++)); do
       run sstream "$n" SHMCOLL_ALGORITHM=segment -- --op alltoallv_skew --sizes "$BIG"
       run spull "$n" SHMCOLL_CMA_MIN=1g SHMCOLL_CMA_SOLO_MIN=1 -- --op alltoallv_skew --sizes "$BIG"
     fi
+    for sl in $SLOTS; do
+      run "slot$sl" "$n" SHMCOLL_SLOT_BYTES="$sl" SHMCOLL_ALGORITHM=segment -- \
+        --op alltoall,allgather$( ((n >= 3)) && echo ,alltoallv_skew) --sizes 65536,262144,1048576
+    done
     run onex "$n" SHMCOLL_REDUCE_SMALL=1g -- --op reduce,allreduce --sizes "$RED"
     run twox "$n" SHMCOLL_REDUCE_SMALL=0 -- --op reduce,allreduce --sizes "$RED"
     if ((n > CORES)); then
@@ -158,7 +167,7 @@ TABLE=$WORK/tuning.txt
   if [[ -n $FROMRAW ]]; then echo "# command: shmcoll-tune --from-raw $FROMRAW --cores $CORES (ranks $RANKS)"
   else echo "# command: shmcoll-tune --ranks \"$RANKS\" --reps $REPS$( ((QUICK)) && echo ' --quick')"; fi
   echo "# format: <key> <op or *> <from ranks> <value>  (src/common/tuning.h)"
-  awk -F, -v cores="$CORES" -v waits="$WAITS" '
+  awk -F, -v cores="$CORES" -v waits="$WAITS" -v slots="$SLOTS" '
     NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
     {
       k = $col["tag"] SUBSEP $col["op"] SUBSEP $col["ranks"] SUBSEP $col["bytes"]
@@ -179,13 +188,15 @@ TABLE=$WORK/tuning.txt
       return n
     }
     # smallest size from which tag b beats tag a at every larger size: "off" when never
-    function crossover(a, b, op, n,   m, i, from, ev, ma, mb) {
-      m = sizelist(op); from = "off"; ev = ""
+    # (sizes where either tag has no measurement are skipped)
+    function crossover(a, b, op, n,   m, i, from, ev, ma, mb, chain) {
+      m = sizelist(op); from = "off"; ev = ""; chain = 1
       for (i = m; i >= 1; i--) {
         ma = median(a SUBSEP op SUBSEP n SUBSEP list[i]); mb = median(b SUBSEP op SUBSEP n SUBSEP list[i])
         if (ma < 0 || mb < 0) continue
         ev = sprintf(" %s %.3g/%.3g", list[i], ma, mb) ev
-        if (mb < ma && (from == list[i + 1] || i == m)) from = list[i]
+        if (mb < ma && chain) from = list[i]
+        else chain = 0
       }
       evidence = ev
       return from
@@ -260,6 +271,19 @@ TABLE=$WORK/tuning.txt
           printf "# %s: bytes one-exchange/two us:%s\n", op, ev
           printf "reduce_small %s %d %d\n", op, from, best
         }
+        ns = split(slots, sll, " "); bestw = ""; bests = 0
+        for (w = 1; w <= ns; w++) {
+          s = 0; cntw = 0
+          for (k in cnt) {
+            split(k, p, SUBSEP)
+            if (p[1] != "slot" sll[w] || p[3] != n) continue
+            s += log(median(k)); cntw++
+          }
+          if (!cntw) continue
+          printf "# slot %s bytes: geometric mean %.3g us over %d cases\n", sll[w], exp(s / cntw), cntw
+          if (bestw == "" || s < bests) { bestw = sll[w]; bests = s }
+        }
+        if (bestw != "") printf "slot_bytes * %d %s\n", from, bestw
         if (n > cores) {
           nw = split(waits, wl, " "); bestw = ""; bests = 0
           for (w = 1; w <= nw; w++) {

@@ -35,6 +35,7 @@ constexpr Key kKeys[] = {
     {"wait_spins", false},   // SHMCOLL_WAIT_SPINS
     {"wait_yields", false},  // SHMCOLL_WAIT_YIELDS
     {"stream_spin_ns", false},  // SHMCOLL_STREAM_SPIN_NS
+    {"slot_bytes", false},   // SHMCOLL_SLOT_BYTES (read by shmrun when it lays out the segment)
 };
 
 constexpr const char* kOps[] = {"alltoall", "alltoallv", "alltoallw", "allgather", "allgatherv", "bcast",

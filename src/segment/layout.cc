@@ -1,6 +1,7 @@
 #include "segment/layout.h"
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -12,6 +13,14 @@ namespace shmcoll::segment {
 namespace {
 constexpr uint64_t roundUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 }  // namespace
+
+size_t defaultSlotBytes() {
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l2 <= 0) return kDefaultSlotBytes;
+  size_t s = kDefaultSlotBytes;
+  while (s * 2 <= static_cast<size_t>(l2) / 4 && s < (size_t{1} << 20)) s *= 2;
+  return s;
+}
 
 Layout computeLayout(uint32_t nranks, size_t slotBytes, size_t heapBytes) {
   Layout l;

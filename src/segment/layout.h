@@ -39,7 +39,7 @@ constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;  // communicator context ids per job
 constexpr uint32_t kNumSlots = 2;       // mailbox double buffering
-constexpr size_t kDefaultSlotBytes = 64 * 1024;
+constexpr size_t kDefaultSlotBytes = 64 * 1024;  // when the L2 size is unknown (defaultSlotBytes)
 // Point-to-point cells (p2p/): each rank owns kP2pCells cells of
 // kP2pCellBytes (a 64-byte header, then payload) that it fills and links into
 // a receiver's queue; the receiver frees them when it has read them.
@@ -280,6 +280,11 @@ struct Layout {
 // Computes the layout for `nranks` ranks and slots of `slotBytes` (rounded up
 // to 64).  Pure: used by the launcher to size the segment and by tests.
 Layout computeLayout(uint32_t nranks, size_t slotBytes = kDefaultSlotBytes, size_t heapBytes = 0);
+// The slot size a job gets when neither SHMCOLL_SLOT_BYTES nor the decision
+// table (slot_bytes) says: a quarter of this machine's L2 cache, so the two
+// slots and the pieces copied into and out of them stay in it, as a power of
+// two from 64 KiB to 1 MiB; kDefaultSlotBytes when the size is unknown.
+size_t defaultSlotBytes();
 
 // Writes the header for `layout` into a zeroed segment at `base`.
 void initHeader(void* base, const Layout& layout, uint64_t jobId, uint32_t launcherPid, uint32_t ncores);
