@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "os/topology.h"
+#include "segment/layout.h"
 
 namespace {
 
@@ -274,15 +275,16 @@ TEST_F(ShmrunTest, FamiliarNoOpOptionsAndDoubleDash) {
 }
 
 TEST_F(ShmrunTest, ReportSegmentGivesTheSizes) {
-  // The figures follow segment/layout.h with the default 64 KiB slots and
+  // The figures follow segment/layout.h with 64 KiB slots and the default
   // 2 MiB heap: 548 KiB of lanes, slots, cells and control per rank up to
   // N = 32, 552 KiB at N = 64 (its 64 bootstrap lines cross a page).
-  Result r = run({"--report-segment", "-n", "2", "true"}, {"SHMCOLL_HUGEPAGES=off"});
+  Result r = run({"--report-segment", "-n", "2", "true"}, {"SHMCOLL_HUGEPAGES=off", "SHMCOLL_SLOT_BYTES=64k"});
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(r.err,
             "shmrun: segment of 5.1 MiB for 2 ranks: 2.5 MiB per rank (548.0 KiB of lanes, slots, cells and "
             "control, 2.0 MiB of MPI_Alloc_mem heap), on /dev/shm (unlinked), 4.0 KiB pages\n");
-  Result big = run({"--report-segment", "-n", "64", "true"}, {"SHMCOLL_HUGEPAGES=off", "SHMCOLL_SHM_BACKEND=memfd"});
+  Result big = run({"--report-segment", "-n", "64", "true"},
+                   {"SHMCOLL_HUGEPAGES=off", "SHMCOLL_SHM_BACKEND=memfd", "SHMCOLL_SLOT_BYTES=64k"});
   EXPECT_EQ(big.exitCode, 0) << big.err;
   EXPECT_NE(big.err.find("segment of 162.5 MiB for 64 ranks: 2.5 MiB per rank (552.0 KiB of lanes, slots, cells "
                          "and control, 2.0 MiB of MPI_Alloc_mem heap), on a memfd, 4.0 KiB pages\n"),
@@ -290,6 +292,16 @@ TEST_F(ShmrunTest, ReportSegmentGivesTheSizes) {
       << big.err;
   Result quiet = run({"-n", "2", "true"});
   EXPECT_EQ(quiet.err, "");
+  // Unset, and with no decision table, the slots take segment::defaultSlotBytes()
+  // (a quarter of this machine's L2): two of them, so 2 x (that - 64 KiB) more.
+  const size_t slot = shmcoll::segment::defaultSlotBytes();
+  EXPECT_GE(slot, size_t{64} << 10);
+  EXPECT_LE(slot, size_t{1} << 20);
+  EXPECT_EQ(slot & (slot - 1), 0u) << slot;
+  Result dflt = run({"--report-segment", "-n", "2", "true"}, {"SHMCOLL_HUGEPAGES=off", "SHMCOLL_TUNING=none"});
+  char want[64];
+  snprintf(want, sizeof want, "(%.1f KiB of lanes", 548.0 + 2.0 * static_cast<double>(slot - (64 << 10)) / 1024);
+  EXPECT_NE(dflt.err.find(want), std::string::npos) << want << " in: " << dflt.err;
 }
 
 // ---- normal runs ---------------------------------------------------------------
