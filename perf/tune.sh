@@ -17,7 +17,9 @@
 #                a row where the pulls win with the largest summed relative
 #                gain, from its smallest size to the next size measured
 #                ("off": no upper end), in bytes of that block; "off" when
-#                the pulls never win by 5% in all.
+#                the pulls never win by 5% in all.  Measured also at 16 x the
+#                cores (--skew-ranks), where the stream's handoffs between two
+#                ranks wait on many more, for rules from that count up.
 #   reduce_small per reduction and rank count: one exchange of whole inputs
 #                against reduce-scatter + gather; the largest input, times the
 #                other ranks, up to which the one-exchange form wins at every
@@ -50,10 +52,12 @@
 #   --from-raw FILE  measure nothing: write the table from a raw CSV that
 #                    --keep kept
 #   --cores N        the core count the rules assume (default: nproc)
+#   --skew-ranks "N" rank counts at which only the skewed alltoallv is measured
+#                    (default: 16 x the cores when --ranks is not given; "" for none)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-RANKS="" QUICK=0 REPS="" OUT="" BIN="" KEEP="" FROMRAW="" CORES=""
+RANKS="" QUICK=0 REPS="" OUT="" BIN="" KEEP="" FROMRAW="" CORES="" SKEWRANKS=default
 while (($#)); do
   case $1 in
     --ranks) RANKS=$2; shift ;;
@@ -64,6 +68,7 @@ while (($#)); do
     --keep) KEEP=$2; shift ;;
     --from-raw) FROMRAW=$2; shift ;;
     --cores) CORES=$2; shift ;;
+    --skew-ranks) SKEWRANKS=$2; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "shmcoll-tune: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -85,8 +90,11 @@ fi
 
 [[ -n $CORES ]] || CORES=$(nproc)
 [[ $CORES =~ ^[1-9][0-9]*$ ]] || { echo "shmcoll-tune: bad core count '$CORES'" >&2; exit 2; }
+if [[ $SKEWRANKS == default ]]; then
+  if [[ -n $RANKS ]]; then SKEWRANKS=""; else SKEWRANKS=$((16 * CORES)); fi
+fi
 [[ -n $RANKS ]] || RANKS="$CORES $((4 * CORES))"
-for n in $RANKS; do [[ $n =~ ^[1-9][0-9]*$ && $n -ge 2 ]] || { echo "shmcoll-tune: bad rank count '$n' (at least 2)" >&2; exit 2; }; done
+for n in $RANKS $SKEWRANKS; do [[ $n =~ ^[1-9][0-9]*$ && $n -ge 2 ]] || { echo "shmcoll-tune: bad rank count '$n' (at least 2)" >&2; exit 2; }; done
 if ((QUICK)); then
   REPS=${REPS:-2} TIME=0.02
   BIG="4096,16384,65536,262144,1048576" SMALL="8,256,4096,65536" RED="256,2048,16384,131072"
@@ -152,6 +160,11 @@ for ((rep = 1; rep <= REPS; rep++)); do
       done
     fi
   done
+  for n in $SKEWRANKS; do
+    ((n >= 3)) || continue
+    run sstream "$n" SHMCOLL_ALGORITHM=segment -- --op alltoallv_skew --sizes 16384,65536,262144,1048576
+    run spull "$n" SHMCOLL_CMA_MIN=1g SHMCOLL_CMA_SOLO_MIN=1 -- --op alltoallv_skew --sizes 16384,65536,262144,1048576
+  done
   n0=${RANKS%% *}
   run p2pstream "$n0" SHMCOLL_P2P_CMA_MIN=1g -- --op sendrecv --sizes "$BIG"
   run p2ppull "$n0" SHMCOLL_P2P_CMA_MIN=1 -- --op sendrecv --sizes "$BIG"
@@ -165,7 +178,7 @@ TABLE=$WORK/tuning.txt
   echo "# machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $CORES cores online,"\
        "$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l) NUMA node(s)"
   if [[ -n $FROMRAW ]]; then echo "# command: shmcoll-tune --from-raw $FROMRAW --cores $CORES (ranks $RANKS)"
-  else echo "# command: shmcoll-tune --ranks \"$RANKS\" --reps $REPS$( ((QUICK)) && echo ' --quick')"; fi
+  else echo "# command: shmcoll-tune --ranks \"$RANKS\" --skew-ranks \"$SKEWRANKS\" --reps $REPS$( ((QUICK)) && echo ' --quick')"; fi
   echo "# format: <key> <op or *> <from ranks> <value>  (src/common/tuning.h)"
   awk -F, -v cores="$CORES" -v waits="$WAITS" -v slots="$SLOTS" '
     NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
