@@ -29,7 +29,9 @@
 #   slot_bytes   per rank count: the mailbox slot size (SHMCOLL_SLOT_BYTES,
 #                64 KiB to 1 MiB), scored by the geometric mean of streamed
 #                (SHMCOLL_ALGORITHM=segment) alltoall, allgather and skewed
-#                alltoallv latencies from 64 KiB to 1 MiB.
+#                alltoallv latencies from 64 KiB to 1 MiB: the smallest size
+#                within 5% of the best (a larger slot costs memory, and with
+#                many more ranks than measured, longer waits per handoff).
 #   wait_spins, wait_yields
 #                for rank counts above the core count only: a few spin/yield
 #                budgets before a waiting rank sleeps, scored by the geometric
@@ -284,7 +286,7 @@ TABLE=$WORK/tuning.txt
           printf "# %s: bytes one-exchange/two us:%s\n", op, ev
           printf "reduce_small %s %d %d\n", op, from, best
         }
-        ns = split(slots, sll, " "); bestw = ""; bests = 0
+        ns = split(slots, sll, " "); bests = -1
         for (w = 1; w <= ns; w++) {
           s = 0; cntw = 0
           for (k in cnt) {
@@ -292,11 +294,13 @@ TABLE=$WORK/tuning.txt
             if (p[1] != "slot" sll[w] || p[3] != n) continue
             s += log(median(k)); cntw++
           }
+          gm[w] = cntw ? exp(s / cntw) : -1
           if (!cntw) continue
-          printf "# slot %s bytes: geometric mean %.3g us over %d cases\n", sll[w], exp(s / cntw), cntw
-          if (bestw == "" || s < bests) { bestw = sll[w]; bests = s }
+          printf "# slot %s bytes: geometric mean %.3g us over %d cases\n", sll[w], gm[w], cntw
+          if (bests < 0 || gm[w] < bests) bests = gm[w]
         }
-        if (bestw != "") printf "slot_bytes * %d %s\n", from, bestw
+        for (w = 1; w <= ns && bests >= 0; w++)
+          if (gm[w] >= 0 && gm[w] <= 1.05 * bests) { printf "slot_bytes * %d %s\n", from, sll[w]; break }
         if (n > cores) {
           nw = split(waits, wl, " "); bestw = ""; bests = 0
           for (w = 1; w <= nw; w++) {

@@ -49,12 +49,13 @@ row() {
   row wait50:2 alltoall 8 8 10 10 10; row wait50:2 allgather 8 8 10 10 10
   row wait0:1 alltoall 8 8 5 5 5;     row wait0:1 allgather 8 8 12 12 12
   row wait200:4 alltoall 8 8 40 40 40; row wait200:4 allgather 8 8 3 3 3
-  # slot sizes at 2 ranks: 256 KiB has the smallest geometric mean (64 KiB
-  # wins one case of two).  They also give alltoall a 1 MiB size that the
-  # stream/pull rows lack, which cma_min alltoall must skip.
-  row slot65536 alltoall 2 65536 5 5 5;    row slot65536 alltoall 2 1048576 90 90 90
-  row slot262144 alltoall 2 65536 6 6 6;   row slot262144 alltoall 2 1048576 60 60 60
-  row slot1048576 alltoall 2 65536 9 9 9;  row slot1048576 alltoall 2 1048576 58 58 58
+  # slot sizes at 2 ranks: 1 MiB has the smallest geometric mean (22.2 us),
+  # 256 KiB is within 5% of it (22.7) and 64 KiB is not (23.5, though it
+  # wins one case of two), so 256 KiB.  They also give alltoall a 1 MiB size
+  # that the stream/pull rows lack, which cma_min alltoall must skip.
+  row slot65536 alltoall 2 65536 5 5 5;     row slot65536 alltoall 2 1048576 110 110 110
+  row slot262144 alltoall 2 65536 6 6 6;    row slot262144 alltoall 2 1048576 86 86 86
+  row slot1048576 alltoall 2 65536 5.5 5.5 5.5; row slot1048576 alltoall 2 1048576 90 90 90
   # sendrecv at 2 ranks: the pulls win from 16 KiB.
   for s in "4096 3 4" "16384 8 4" "65536 25 10"; do
     set -- $s
