@@ -216,6 +216,18 @@ TABLE=$WORK/tuning.txt
       evidence = ev
       return from
     }
+    # the geometric mean of the medians of every case of `tag` at n ranks,
+    # -1 when there is none; gcases gets their number
+    function gmean(tag, n,   k, p, s, c) {
+      s = 0; c = 0
+      for (k in cnt) {
+        split(k, p, SUBSEP)
+        if (p[1] != tag || p[3] != n) continue
+        s += log(median(k)); c++
+      }
+      gcases = c
+      return c ? exp(s / c) : -1
+    }
     # the run of sizes in a row where tag b beats tag a with the largest
     # summed relative gain: into bandlo (its first size) and bandhi (the next
     # size measured, "off" past the last); both "off" when that gain is
@@ -288,15 +300,9 @@ TABLE=$WORK/tuning.txt
         }
         ns = split(slots, sll, " "); bests = -1
         for (w = 1; w <= ns; w++) {
-          s = 0; cntw = 0
-          for (k in cnt) {
-            split(k, p, SUBSEP)
-            if (p[1] != "slot" sll[w] || p[3] != n) continue
-            s += log(median(k)); cntw++
-          }
-          gm[w] = cntw ? exp(s / cntw) : -1
-          if (!cntw) continue
-          printf "# slot %s bytes: geometric mean %.3g us over %d cases\n", sll[w], gm[w], cntw
+          gm[w] = gmean("slot" sll[w], n)
+          if (gm[w] < 0) continue
+          printf "# slot %s bytes: geometric mean %.3g us over %d cases\n", sll[w], gm[w], gcases
           if (bests < 0 || gm[w] < bests) bests = gm[w]
         }
         for (w = 1; w <= ns && bests >= 0; w++)
@@ -304,15 +310,10 @@ TABLE=$WORK/tuning.txt
         if (n > cores) {
           nw = split(waits, wl, " "); bestw = ""; bests = 0
           for (w = 1; w <= nw; w++) {
-            s = 0; cntw = 0
-            for (k in cnt) {
-              split(k, p, SUBSEP)
-              if (p[1] != "wait" wl[w] || p[3] != n) continue
-              s += log(median(k)); cntw++
-            }
-            if (!cntw) continue
-            printf "# wait %s (spins:yields): geometric mean %.3g us over %d cases\n", wl[w], exp(s / cntw), cntw
-            if (bestw == "" || s < bests) { bestw = wl[w]; bests = s }
+            g = gmean("wait" wl[w], n)
+            if (g < 0) continue
+            printf "# wait %s (spins:yields): geometric mean %.3g us over %d cases\n", wl[w], g, gcases
+            if (bestw == "" || g < bests) { bestw = wl[w]; bests = g }
           }
           if (bestw != "") {
             split(bestw, bw, ":")
