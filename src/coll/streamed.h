@@ -54,16 +54,15 @@ inline void moveFlat(const Block& s, const Block& r, uint64_t n) {
 // header's line, then 56 in each later line, which ends in a stamp; longer
 // ones straight after the header) ----
 
-// One piece of a contiguous inline payload (a line's, or a whole long one).
+// One piece of a contiguous inline payload (a line's, or a whole long one):
+// the two full-line sizes as fixed-size copies, the rest as moveBytes.
 inline void copyPiece(char* d, const char* s, uint64_t n) {
   if (n == segment::kLaneLinePayload)
     std::memcpy(d, s, segment::kLaneLinePayload);
   else if (n == segment::kLaneFirstPayload)
     std::memcpy(d, s, segment::kLaneFirstPayload);
-  else if (n <= copy::kTinyMax)
-    copy::tiny(d, s, n);
   else
-    std::memcpy(d, s, n);
+    moveBytes(d, s, n);
 }
 inline std::atomic<uint64_t>* laneStamp(const char* line) {
   return reinterpret_cast<std::atomic<uint64_t>*>(const_cast<char*>(line) + segment::kLaneLinePayload);
@@ -76,13 +75,8 @@ inline std::atomic<uint64_t>* laneStamp(const char* line) {
 template <class Put>
 inline void writeInline(char* lane, uint64_t bytes, uint64_t tag, bool tagNow, Put&& put) {
   auto* h = reinterpret_cast<segment::LaneHeader*>(lane);
-  if (bytes > segment::kLaneStampedMax) {
-    put(uint64_t{0}, lane + segment::kLaneHeaderBytes, bytes);
-    h->bytes = bytes | segment::kLaneInline;
-    if (tagNow) h->tag.store(tag, std::memory_order_release);
-    return;
-  }
-  const uint64_t first = std::min<uint64_t>(bytes, segment::kLaneFirstPayload);
+  // (unstamped: all of it here, and the loop below does not run)
+  const uint64_t first = segment::laneStamped(bytes) ? segment::kLaneFirstPayload : bytes;
   put(uint64_t{0}, lane + segment::kLaneHeaderBytes, first);
   h->bytes = bytes | segment::kLaneInline;
   if (tagNow) h->tag.store(tag, std::memory_order_release);
@@ -106,11 +100,7 @@ inline bool inlineArrived(const char* lane, uint64_t bytes, uint64_t tag) {
 // get(offset, src, len) taking payload bytes [offset, offset + len) from src.
 template <class Get>
 inline void readInline(const char* lane, uint64_t bytes, uint64_t use, Get&& get) {
-  if (bytes > segment::kLaneStampedMax) {
-    get(uint64_t{0}, lane + segment::kLaneHeaderBytes, use);
-    return;
-  }
-  const uint64_t first = std::min<uint64_t>(use, segment::kLaneFirstPayload);
+  const uint64_t first = segment::laneStamped(bytes) ? std::min<uint64_t>(use, segment::kLaneFirstPayload) : use;
   get(uint64_t{0}, lane + segment::kLaneHeaderBytes, first);
   const char* line = lane;
   for (uint64_t off = first; off < use; off += segment::kLaneLinePayload) {
