@@ -125,6 +125,13 @@ run() {
   rm -f "$WORK/run.csv"
 }
 
+# skew <ranks> <sizes>: the skewed alltoallv streamed, and with its long block
+# pulled (cma_solo_min, cma_solo_max).
+skew() {
+  run sstream "$1" SHMCOLL_ALGORITHM=segment -- --op alltoallv_skew --sizes "$2"
+  run spull "$1" SHMCOLL_CMA_MIN=1g SHMCOLL_CMA_SOLO_MIN=1 -- --op alltoallv_skew --sizes "$2"
+}
+
 # The tunables this table sets must not come from the environment or an old
 # table while measuring.
 unset SHMCOLL_SLOT_BYTES SHMCOLL_CMA_MIN SHMCOLL_CMA_SOLO_MIN SHMCOLL_CMA_SOLO_MAX SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
@@ -145,10 +152,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
   for n in $RANKS; do
     run stream "$n" SHMCOLL_ALGORITHM=segment -- --op "$COLLS" --sizes "$BIG"
     run pull "$n" SHMCOLL_CMA_MIN=1 -- --op "$COLLS" --sizes "$BIG"
-    if ((n >= 3)); then
-      run sstream "$n" SHMCOLL_ALGORITHM=segment -- --op alltoallv_skew --sizes "$BIG"
-      run spull "$n" SHMCOLL_CMA_MIN=1g SHMCOLL_CMA_SOLO_MIN=1 -- --op alltoallv_skew --sizes "$BIG"
-    fi
+    ((n < 3)) || skew "$n" "$BIG"
     for sl in $SLOTS; do
       run "slot$sl" "$n" SHMCOLL_SLOT_BYTES="$sl" SHMCOLL_ALGORITHM=segment -- \
         --op alltoall,allgather$( ((n >= 3)) && echo ,alltoallv_skew) --sizes 65536,262144,1048576
@@ -163,9 +167,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
     fi
   done
   for n in $SKEWRANKS; do
-    ((n >= 3)) || continue
-    run sstream "$n" SHMCOLL_ALGORITHM=segment -- --op alltoallv_skew --sizes 16384,65536,262144,1048576
-    run spull "$n" SHMCOLL_CMA_MIN=1g SHMCOLL_CMA_SOLO_MIN=1 -- --op alltoallv_skew --sizes 16384,65536,262144,1048576
+    ((n < 3)) || skew "$n" 16384,65536,262144,1048576
   done
   n0=${RANKS%% *}
   run p2pstream "$n0" SHMCOLL_P2P_CMA_MIN=1g -- --op sendrecv --sizes "$BIG"
