@@ -22,6 +22,16 @@ struct Engine {
   uint32_t rank = 0;  // world rank
   uint32_t size = 1;  // world size
   bool cma = false;   // process_vm_readv works between every pair of ranks
+  // Every rank can map every other rank's shared malloc heap
+  // (os/shared_heap.h): a buffer in it is read with a plain copy.
+  bool heapShared = false;
+  // Read-only mappings of the peers' heaps, by world rank: the first `len`
+  // bytes of rank r's heap at `map` (sized to the job on first use).
+  struct PeerHeap {
+    const char* map = nullptr;
+    uint64_t len = 0;
+  };
+  std::vector<PeerHeap> peerHeap;
   uint64_t highSeq = 0;  // highest sequence number this rank used on any context
   LaneUse laneUse[2];
   uint32_t slotExpected[segment::kNumSlots] = {};  // acks owed on each slot's last chunk

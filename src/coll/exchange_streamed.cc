@@ -65,9 +65,14 @@
 // Chosen as "hybrid" by default; "segment" turns single copy off,
 // "single_copy" uses it for every contiguous block however small (see
 // registry.cc).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -78,6 +83,7 @@
 #include "coll/exchange_inline.h"
 #include "coll/streamed.h"
 #include "common/status.h"
+#include "os/shared_heap.h"
 #include "copy/copy.h"
 
 namespace shmcoll::coll {
@@ -220,10 +226,11 @@ class Run {
 
   bool useCma(uint64_t bytes, const dt::Cursor& cur, uint32_t peer) const {
     if (!prm_.allowCma || bytes == 0 || !cur.contiguous()) return false;
-    // MPI_Alloc_mem memory in the segment: the reader copies straight out of
-    // it, one plain copy against the stream's two, at any size (cmaMin
-    // prices a system call that this path does not make).
-    if (inSegment(cur.contiguousBase(), bytes)) return true;
+    // MPI_Alloc_mem memory in the segment, or a buffer in the shared malloc
+    // heap: the reader copies straight out of it, one plain copy against the
+    // stream's two, at any size (cmaMin prices a system call that this path
+    // does not make).
+    if (peerReadable(cur.contiguousBase(), bytes)) return true;
     return e_.cma && (bytes >= prm_.cmaMin || (peer == soloPeer_ && bytes >= prm_.cmaSoloMin && bytes < prm_.cmaSoloMax));
   }
 
@@ -554,6 +561,72 @@ int selfCopy(const Block& s, const Block& r) {
   return rc;
 }
 
+namespace {
+
+// Opens world rank `rank`'s shared heap through /proc; -1 if the kernel
+// refuses, or if the descriptor is no longer that heap (the program closed
+// it and the number now names another file: the inode tells).
+int openPeerHeap(const segment::RankCtl* c) {
+  if (c->heapFd < 0) return -1;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%u/fd/%d", c->pid, c->heapFd);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_ino) != c->heapIno) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Our view of bytes [remote, remote + len) of world rank `rank`'s shared
+// heap, or nullptr when they are not in it or it cannot be mapped.  The
+// mapping covers a prefix of the heap and grows (doubling) as needed.
+const char* peerHeapBytes(uint32_t rank, uint64_t remote, uint64_t len) {
+  Engine& e = engine();
+  if (!e.heapShared) return nullptr;
+  const segment::RankCtl* c = e.seg.ctl(rank);
+  if (c->heapFd < 0 || remote < c->heapBase) return nullptr;
+  const uint64_t off = remote - c->heapBase;
+  if (off >= c->heapBytes || len > c->heapBytes - off) return nullptr;
+  if (e.peerHeap.size() != e.size) e.peerHeap.resize(e.size);
+  Engine::PeerHeap& ph = e.peerHeap[rank];
+  if (off + len > ph.len) {
+    constexpr uint64_t kGrain = 2u << 20;
+    uint64_t want = std::max(off + len, 2 * ph.len);
+    want = std::min((want + kGrain - 1) / kGrain * kGrain, c->heapBytes);
+    int fd = openPeerHeap(c);
+    if (fd < 0) return nullptr;
+    void* m = mmap(nullptr, want, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return nullptr;
+    if (ph.map) munmap(const_cast<char*>(ph.map), ph.len);
+    ph.map = static_cast<const char*>(m);
+    ph.len = want;
+  }
+  return ph.map + off;
+}
+
+}  // namespace
+
+bool canMapPeerHeap(uint32_t rank) {
+  const segment::RankCtl* c = engine().seg.ctl(rank);
+  int fd = openPeerHeap(c);
+  if (fd < 0) return false;
+  void* m = mmap(nullptr, os::SharedHeap::kPage, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return false;
+  munmap(m, os::SharedHeap::kPage);
+  return true;
+}
+
+bool peerReadable(const void* p, uint64_t len) {
+  if (inSegment(p, len)) return true;
+  const os::SharedHeap& h = os::processHeap();
+  return engine().heapShared && h.shared() && h.ownsRange(p, len);
+}
+
 // Pulls `len` bytes at `remote` in rank `rank` into stream bytes [0, len) of
 // `dst`: a plain copy when the bytes lie in the shared segment (MPI_Alloc_mem
 // memory: the peer's address translates into our mapping), else one
@@ -564,6 +637,10 @@ int cmaPull(uint32_t rank, uint64_t remote, dt::Cursor& dst, uint64_t len) {
   const uint64_t total = e.seg.header()->totalSize;
   if (remote >= peer->mapBase && remote - peer->mapBase <= total && len <= total - (remote - peer->mapBase)) {
     if (len) dst.unpack(0, e.seg.base() + (remote - peer->mapBase), len);
+    return 0;
+  }
+  if (const char* src = peerHeapBytes(rank, remote, len)) {
+    if (len) dst.unpack(0, src, len);
     return 0;
   }
   const pid_t pid = static_cast<pid_t>(peer->pid);

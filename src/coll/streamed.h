@@ -29,12 +29,19 @@ struct StreamParams {
 
 // Pulls `len` bytes at address `remote` in world rank `rank` into stream
 // bytes [0, len) of `dst`: a plain copy when they lie in the shared segment
-// (MPI_Alloc_mem memory), else process_vm_readv.  Returns 0 or MPI_ERR_OTHER
-// with a reason.
+// (MPI_Alloc_mem memory) or in that rank's shared malloc heap, else
+// process_vm_readv.  Returns 0 or MPI_ERR_OTHER with a reason.
 int cmaPull(uint32_t rank, uint64_t remote, dt::Cursor& dst, uint64_t len);
 // True when [p, p + len) lies in this rank's mapping of the shared segment,
 // so every peer can read it without a system call.
 bool inSegment(const void* p, uint64_t len);
+// True when every peer can read [p, p + len) with a plain copy: it lies in
+// the segment, or in this rank's shared malloc heap (os/shared_heap.h) and
+// every rank can map the others' heaps.
+bool peerReadable(const void* p, uint64_t len);
+// Whether this rank can open and map world rank `rank`'s shared heap (the
+// start-up probe; false too when that rank has none).
+bool canMapPeerHeap(uint32_t rank);
 
 // n bytes from `from` to `d`, which may overlap (MPI_IN_PLACE may hand a
 // rank the same bytes on both sides).

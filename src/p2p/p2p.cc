@@ -354,7 +354,7 @@ class Engine {
         case kRts:
           fillEnvelope(c, kRts, s->env, s->total, s->id);
           if (s->cur.contiguous() && s->total >= cmaMin_ && o.dest != me_ &&
-              (cma_ || coll::inSegment(s->cur.contiguousBase(), s->total)))
+              (cma_ || coll::peerReadable(s->cur.contiguousBase(), s->total)))
             c->aux = reinterpret_cast<uint64_t>(s->cur.contiguousBase());
           push(o.dest, c);
           out_.pop_front();

@@ -16,6 +16,8 @@
 #include "common/tuning.h"
 #include "common/status.h"
 #include "coll/coll.h"
+#include "coll/streamed.h"
+#include "os/shared_heap.h"
 #include "p2p/p2p.h"
 #include "runtime/comm.h"
 
@@ -89,6 +91,32 @@ void probeCma(coll::Engine& c) {
   c.self()->cmaOk.store(ok ? 1 : 2, std::memory_order_release);
 }
 
+// Publishes this rank's shared malloc heap (os/shared_heap.h) if malloc here
+// is libshmcoll's and the heap is on.  A 64 KiB request makes the interposer
+// decide now; when a sanitizer or another allocator took malloc, or
+// SHMCOLL_SHARED_MALLOC=0, the heap stays closed and peers see none.
+void publishHeap(segment::RankCtl* me) {
+  me->heapFd = -1;
+  me->heapBase = 0;
+  me->heapBytes = 0;
+  me->heapIno = 0;
+  std::free(std::malloc(64 * 1024));
+  const os::SharedHeap& h = os::processHeap();
+  if (!h.isOpen() || !h.shared()) return;
+  me->heapFd = h.fd();
+  me->heapBase = reinterpret_cast<uint64_t>(h.base());
+  me->heapBytes = h.reserve();
+  me->heapIno = h.inode();
+}
+
+// Maps the next rank's heap (when it has one); every rank then learns
+// whether all succeeded (the caller runs a barrier in between).
+void probeHeap(coll::Engine& c) {
+  uint32_t next = (c.rank + 1) % c.size;
+  bool ok = c.seg.ctl(next)->heapFd < 0 || coll::canMapPeerHeap(next);
+  c.self()->heapOk.store(ok ? 1 : 2, std::memory_order_release);
+}
+
 }  // namespace
 
 Context& ctx() { return gCtx; }
@@ -102,6 +130,7 @@ int init(int requiredThread, int* provided) {
   me->pid = static_cast<uint32_t>(getpid());
   me->cmaProbeAddr = reinterpret_cast<uint64_t>(&gProbeWord);
   me->mapBase = reinterpret_cast<uint64_t>(c.mapBase);
+  publishHeap(me);
   me->state.store(segment::kInitialized, std::memory_order_release);
   e.seg.header()->attached.fetch_add(1, std::memory_order_acq_rel);
 
@@ -130,12 +159,18 @@ int init(int requiredThread, int* provided) {
   SHMCOLL_CHECK(initComms());
   // Every rank has published its pid and probe address once this barrier ends.
   SHMCOLL_CHECK(coll::barrier(worldTeam()));
-  if (e.size > 1 && env::flag("SHMCOLL_CMA", true)) {
-    probeCma(e);
+  if (e.size > 1) {
+    const bool cma = env::flag("SHMCOLL_CMA", true);
+    if (cma) probeCma(e);
+    probeHeap(e);
     SHMCOLL_CHECK(coll::barrier(worldTeam()));
-    bool all = true;
-    for (uint32_t r = 0; r < e.size; ++r) all &= e.seg.ctl(r)->cmaOk.load(std::memory_order_acquire) == 1;
-    e.cma = all;
+    bool allCma = cma, allHeap = true;
+    for (uint32_t r = 0; r < e.size; ++r) {
+      allCma &= e.seg.ctl(r)->cmaOk.load(std::memory_order_acquire) == 1;
+      allHeap &= e.seg.ctl(r)->heapOk.load(std::memory_order_acquire) == 1;
+    }
+    e.cma = allCma;
+    e.heapShared = allHeap;
   }
   p2p::init(c.oversubscribed);
   c.initialized = true;

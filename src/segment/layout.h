@@ -34,7 +34,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 5;  // 5: stamped inline lane lines
+constexpr uint32_t kVersion = 6;  // 6: shared malloc heap in RankCtl
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;  // communicator context ids per job
@@ -103,12 +103,20 @@ struct alignas(kLine) RankCtl {
   uint64_t cmaProbeAddr;        // address of a word in this rank that peers try to read with CMA
   uint64_t mapBase;             // where this rank mapped the segment (peers translate its addresses)
   std::atomic<uint32_t> cmaOk;  // 0 unknown, 1 this rank could read its neighbour, 2 it could not
-  char pad0[kLine - 36];
+  // This rank's shared malloc heap (os/shared_heap.h), which peers map to
+  // copy out of its large buffers: descriptor number (-1 if none), address
+  // and reserve here; its inode is on line 1.
+  int32_t heapFd;
+  std::atomic<uint32_t> heapOk;  // 0 unknown, 1 this rank could map its neighbour's heap, 2 it could not
+  uint32_t pad0;
+  uint64_t heapBase;
+  uint64_t heapBytes;
   // Line 1: wake-up word.  Peers bump `wake` and futex-wake it when `sleeping`
   // is set; the owner futex-waits on it.  Both live on one line because every
   // waker touches both.
   alignas(kLine) std::atomic<uint32_t> wake;
   std::atomic<uint32_t> sleeping;
+  uint64_t heapIno;  // (written once, before the job's first barrier)
 };
 constexpr size_t kRankCtlBytes = 2 * kLine;
 static_assert(sizeof(RankCtl) == kRankCtlBytes);

@@ -1,0 +1,225 @@
+// malloc and friends for programs linked with libshmcoll.so: large requests
+// come from the shared heap (os/shared_heap.h), so that peers can copy out of
+// them directly; everything else goes to glibc's allocator, whose entry
+// points glibc exports as __libc_malloc and so on.
+//
+// Only libshmcoll.so contains this file (src/CMakeLists.txt): the launcher
+// and the unit tests, linked with the internals, keep glibc's malloc.
+//
+//   SHMCOLL_SHARED_MALLOC=0        off: every request goes to glibc
+//   SHMCOLL_SHARED_MALLOC_MIN=128k smallest request served from the heap (>= 64k)
+//   SHMCOLL_SHARED_MALLOC_RESERVE  address space reserved for the heap (default 256g)
+//   SHMCOLL_SHARED_MALLOC_KEEP     freed bytes kept resident for reuse (default 64m)
+//
+// Nothing here may allocate through malloc before the heap is ready, or take
+// the heap's lock on the path of a small request (pthread_atfork, called once
+// while setting up, may itself call malloc).
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "os/shared_heap.h"
+
+extern "C" {
+void* __libc_malloc(size_t);
+void __libc_free(void*);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+extern char** environ;
+}
+
+namespace {
+
+using shmcoll::os::processHeap;
+using shmcoll::os::SharedHeap;
+
+constexpr uint64_t kFloor = 64 * 1024;  // never serve less than this from the heap
+
+enum : int { kUnknown = 0, kOn = 1, kOff = 2 };
+std::atomic<int> gState{kUnknown};
+uint64_t gMin = 128 * 1024;
+pthread_mutex_t gInitMu = PTHREAD_MUTEX_INITIALIZER;
+
+void forkPrepare() { processHeap().prepareFork(); }
+void forkParent() { processHeap().afterForkParent(); }
+void forkChild() { processHeap().afterForkChild(); }
+
+uint64_t envSize(const char* name, uint64_t dflt) {
+  uint64_t v;
+  return shmcoll::os::parseHeapSize(getenv(name), &v) ? v : dflt;
+}
+
+[[gnu::noinline, gnu::cold]] bool setUp() {
+  // Before libc has set up the environment (the dynamic loader's own early
+  // requests), decide nothing: glibc serves them.
+  if (!environ) return false;
+  pthread_mutex_lock(&gInitMu);
+  if (gState.load(std::memory_order_relaxed) == kUnknown) {
+    const char* on = getenv("SHMCOLL_SHARED_MALLOC");
+    bool want = !(on && (!strcmp(on, "0") || !strcasecmp(on, "off") || !strcasecmp(on, "no") || !strcasecmp(on, "false")));
+    uint64_t min = envSize("SHMCOLL_SHARED_MALLOC_MIN", gMin);
+    gMin = min < kFloor ? kFloor : min;
+    bool ok = want && processHeap().open(envSize("SHMCOLL_SHARED_MALLOC_RESERVE", 256ull << 30),
+                                         envSize("SHMCOLL_SHARED_MALLOC_KEEP", 64ull << 20));
+    if (ok) pthread_atfork(forkPrepare, forkParent, forkChild);
+    gState.store(ok ? kOn : kOff, std::memory_order_release);
+  }
+  pthread_mutex_unlock(&gInitMu);
+  return gState.load(std::memory_order_acquire) == kOn;
+}
+
+inline bool useHeap(size_t bytes) {
+  if (bytes < kFloor) return false;
+  int s = gState.load(std::memory_order_acquire);
+  if (s == kUnknown) [[unlikely]]
+    return setUp() && bytes >= gMin;
+  return s == kOn && bytes >= gMin;
+}
+
+bool powerOfTwo(size_t a) { return a && !(a & (a - 1)); }
+
+void* alignedAlloc(size_t align, size_t bytes) {
+  if (useHeap(bytes) && align <= (64u << 20)) {
+    if (void* p = processHeap().allocate(bytes, align, false)) return p;
+  }
+  return __libc_memalign(align, bytes);
+}
+
+using UsableFn = size_t (*)(void*);
+UsableFn glibcUsable() {
+  static std::atomic<UsableFn> fn{nullptr};
+  UsableFn f = fn.load(std::memory_order_acquire);
+  if (!f) {
+    f = reinterpret_cast<UsableFn>(dlsym(RTLD_NEXT, "malloc_usable_size"));
+    fn.store(f, std::memory_order_release);
+  }
+  return f;
+}
+
+}  // namespace
+
+#define SHMCOLL_MALLOC_API extern "C" __attribute__((visibility("default")))
+
+SHMCOLL_MALLOC_API void* malloc(size_t bytes) {
+  if (useHeap(bytes)) {
+    if (void* p = processHeap().allocate(bytes, 64, false)) return p;
+  }
+  return __libc_malloc(bytes);
+}
+
+SHMCOLL_MALLOC_API void free(void* p) {
+  if (!p) return;
+  SharedHeap& h = processHeap();
+  if (h.owns(p)) h.release(p);
+  else __libc_free(p);
+}
+
+SHMCOLL_MALLOC_API void* calloc(size_t n, size_t size) {
+  size_t bytes;
+  if (__builtin_mul_overflow(n, size, &bytes)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (useHeap(bytes)) {
+    if (void* p = processHeap().allocate(bytes, 64, true)) return p;
+  }
+  return __libc_calloc(n, size);
+}
+
+SHMCOLL_MALLOC_API void* realloc(void* p, size_t bytes) {
+  SharedHeap& h = processHeap();
+  if (!p) return malloc(bytes);
+  if (!h.owns(p)) {
+    // A glibc block that grows to heap size moves to the heap (glibc would
+    // copy a block that small too, unless it can grow it where it is); a
+    // large glibc block (from before the heap, or one the heap could not
+    // hold) stays with glibc, which can move it without copying.
+    if (useHeap(bytes)) {
+      UsableFn f = glibcUsable();
+      size_t have = f ? f(p) : SIZE_MAX;
+      if (have < gMin) {
+        if (void* q = processHeap().allocate(bytes, 64, false)) {
+          std::memcpy(q, p, have < bytes ? have : bytes);
+          __libc_free(p);
+          return q;
+        }
+      }
+    }
+    return __libc_realloc(p, bytes);
+  }
+  if (bytes == 0) {
+    h.release(p);
+    return nullptr;
+  }
+  if (h.resizeInPlace(p, bytes)) return p;
+  uint64_t have = h.usableSize(p);
+  void* q = malloc(bytes);
+  if (!q) return nullptr;
+  std::memcpy(q, p, have < bytes ? have : bytes);
+  h.release(p);
+  return q;
+}
+
+SHMCOLL_MALLOC_API void* reallocarray(void* p, size_t n, size_t size) {
+  size_t bytes;
+  if (__builtin_mul_overflow(n, size, &bytes)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc(p, bytes);
+}
+
+SHMCOLL_MALLOC_API int posix_memalign(void** out, size_t align, size_t bytes) {
+  if (!powerOfTwo(align) || align % sizeof(void*)) return EINVAL;
+  void* p = alignedAlloc(align, bytes);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+SHMCOLL_MALLOC_API void* aligned_alloc(size_t align, size_t bytes) {
+  if (!powerOfTwo(align)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return alignedAlloc(align, bytes);
+}
+
+SHMCOLL_MALLOC_API void* memalign(size_t align, size_t bytes) {
+  // glibc rounds an alignment that is no power of two up to one.
+  if (align > (size_t{1} << 62)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  size_t a = 1;
+  while (a < align) a <<= 1;
+  return alignedAlloc(a, bytes);
+}
+
+SHMCOLL_MALLOC_API void* valloc(size_t bytes) { return alignedAlloc(static_cast<size_t>(sysconf(_SC_PAGESIZE)), bytes); }
+
+SHMCOLL_MALLOC_API void* pvalloc(size_t bytes) {
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_t rounded;
+  if (__builtin_add_overflow(bytes, page - 1, &rounded)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  rounded = rounded / page * page;
+  return alignedAlloc(page, rounded ? rounded : page);
+}
+
+SHMCOLL_MALLOC_API size_t malloc_usable_size(void* p) {
+  if (!p) return 0;
+  SharedHeap& h = processHeap();
+  if (h.owns(p)) return h.usableSize(p);
+  UsableFn f = glibcUsable();
+  return f ? f(p) : 0;
+}

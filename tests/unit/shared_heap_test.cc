@@ -1,0 +1,353 @@
+// The shared heap (os/shared_heap.h) on its own: blocks, alignment, reuse,
+// zeroing, in-place growth, pages given back, bad frees, a peer's view of the
+// memfd, and the fork handler's private copy.  (The malloc interposer that
+// uses it lives only in libshmcoll.so: tests/mpi/shared_malloc.c.)
+#include "os/shared_heap.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+using shmcoll::os::SharedHeap;
+
+namespace {
+
+constexpr uint64_t KiB = 1024, MiB = 1024 * 1024;
+
+struct Heap {
+  SharedHeap h;
+  explicit Heap(uint64_t keep = 64 * MiB) { open(keep); }
+  void open(uint64_t keep) { ASSERT_TRUE(h.open(1ull << 30, keep)); }
+  ~Heap() { h.destroy(); }
+};
+
+unsigned char pat(uint64_t id, uint64_t i) { return static_cast<unsigned char>((id * 131 + i * 7 + (i >> 9)) ^ 0x5a); }
+
+void fill(void* p, uint64_t n, uint64_t id) {
+  auto* c = static_cast<unsigned char*>(p);
+  for (uint64_t i = 0; i < n; ++i) c[i] = pat(id, i);
+}
+
+// First offset whose byte differs from the pattern, or n.
+uint64_t check(const void* p, uint64_t n, uint64_t id) {
+  auto* c = static_cast<const unsigned char*>(p);
+  for (uint64_t i = 0; i < n; ++i)
+    if (c[i] != pat(id, i)) return i;
+  return n;
+}
+
+bool allZero(const void* p, uint64_t n) {
+  auto* c = static_cast<const unsigned char*>(p);
+  return std::all_of(c, c + n, [](unsigned char x) { return x == 0; });
+}
+
+uint64_t residentBytes(int fd) {
+  struct stat st;
+  EXPECT_EQ(fstat(fd, &st), 0);
+  return static_cast<uint64_t>(st.st_blocks) * 512;
+}
+
+}  // namespace
+
+TEST(SharedHeapTest, BlocksHoldTheirBytesAndAllFreedLeavesNothing) {
+  Heap H;
+  std::mt19937_64 rng(7);
+  struct B { void* p; uint64_t n; uint64_t id; };
+  std::vector<B> live;
+  uint64_t id = 0;
+  for (int round = 0; round < 400; ++round) {
+    if (live.empty() || rng() % 3) {
+      uint64_t n = 64 * KiB + rng() % (3 * MiB);
+      void* p = H.h.allocate(n, 64, false);
+      ASSERT_NE(p, nullptr);
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+      ASSERT_GE(H.h.usableSize(p), n);
+      fill(p, n, ++id);
+      live.push_back({p, n, id});
+    } else {
+      size_t k = rng() % live.size();
+      ASSERT_EQ(check(live[k].p, live[k].n, live[k].id), live[k].n) << "block " << live[k].id;
+      H.h.release(live[k].p);
+      live.erase(live.begin() + static_cast<long>(k));
+    }
+  }
+  std::shuffle(live.begin(), live.end(), rng);
+  for (B& b : live) {
+    ASSERT_EQ(check(b.p, b.n, b.id), b.n) << "block " << b.id;
+    H.h.release(b.p);
+  }
+  EXPECT_EQ(H.h.inUse(), 0u);
+  EXPECT_EQ(H.h.top(), 0u);
+  EXPECT_EQ(H.h.freeBlocks(), 0u);
+  EXPECT_EQ(H.h.cached(), 0u);
+  EXPECT_EQ(residentBytes(H.h.fd()), 0u);
+}
+
+TEST(SharedHeapTest, AlignmentIsHonoured) {
+  Heap H;
+  std::vector<void*> ps;
+  for (uint64_t a : {uint64_t{64}, uint64_t{128}, uint64_t{4096}, uint64_t{65536}, 2 * MiB, 8 * MiB}) {
+    for (uint64_t n : {64 * KiB, 300 * KiB + 3, 3 * MiB}) {
+      void* p = H.h.allocate(n, a, false);
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % a, 0u) << "align " << a;
+      EXPECT_GE(H.h.usableSize(p), n);
+      fill(p, n, a + n);
+      ps.push_back(p);
+    }
+  }
+  for (void* p : ps) H.h.release(p);
+  EXPECT_EQ(H.h.top(), 0u);
+}
+
+TEST(SharedHeapTest, ZeroedRequestsAreZeroAfterReuse) {
+  Heap H;
+  void* a = H.h.allocate(MiB, 64, false);
+  void* b = H.h.allocate(MiB, 64, false);  // keeps a off the top
+  std::memset(a, 0xA5, MiB);
+  H.h.release(a);
+  void* c = H.h.allocate(MiB, 64, true);
+  EXPECT_EQ(c, a);  // first fit takes the freed block back
+  EXPECT_TRUE(allZero(c, MiB));
+  void* d = H.h.allocate(2 * MiB, 64, true);  // fresh from the top
+  EXPECT_TRUE(allZero(d, 2 * MiB));
+  std::memset(d, 0x3c, 2 * MiB);
+  H.h.release(d);  // top: cut off, pages punched
+  void* e = H.h.allocate(2 * MiB, 64, true);
+  EXPECT_TRUE(allZero(e, 2 * MiB));
+  H.h.release(b);
+  H.h.release(c);
+  H.h.release(e);
+  EXPECT_EQ(H.h.top(), 0u);
+}
+
+TEST(SharedHeapTest, FreeBlocksSplitAndMerge) {
+  Heap H;
+  char* a = static_cast<char*>(H.h.allocate(4 * MiB, 64, false));
+  void* guard = H.h.allocate(64 * KiB, 64, false);
+  H.h.release(a);
+  EXPECT_EQ(H.h.freeBlocks(), 1u);
+  char* c = static_cast<char*>(H.h.allocate(MiB, 64, false));
+  EXPECT_EQ(c, a);
+  EXPECT_EQ(H.h.freeBlocks(), 1u);  // the rest of the 4 MiB block
+  char* d = static_cast<char*>(H.h.allocate(2 * MiB, 64, false));
+  EXPECT_GT(d, c);
+  EXPECT_LT(d, static_cast<char*>(guard));
+  fill(c, MiB, 1);
+  fill(d, 2 * MiB, 2);
+  EXPECT_EQ(check(c, MiB, 1), MiB);
+  H.h.release(c);
+  H.h.release(d);  // merges with c below and the rest above: one block again
+  EXPECT_EQ(H.h.freeBlocks(), 1u);
+  char* f = static_cast<char*>(H.h.allocate(4 * MiB, 64, false));
+  EXPECT_EQ(f, a);
+  H.h.release(f);
+  H.h.release(guard);
+  EXPECT_EQ(H.h.freeBlocks(), 0u);
+  EXPECT_EQ(H.h.top(), 0u);
+}
+
+TEST(SharedHeapTest, ResizeInPlaceGrowsOnlyWhereThereIsRoom) {
+  Heap H;
+  void* a = H.h.allocate(256 * KiB, 64, false);
+  fill(a, 256 * KiB, 9);
+  EXPECT_TRUE(H.h.resizeInPlace(a, 3 * MiB));  // the top block grows
+  EXPECT_GE(H.h.usableSize(a), 3 * MiB);
+  EXPECT_EQ(check(a, 256 * KiB, 9), 256 * KiB);
+  void* b = H.h.allocate(MiB, 64, false);
+  EXPECT_FALSE(H.h.resizeInPlace(a, 4 * MiB));  // b sits right above
+  EXPECT_TRUE(H.h.resizeInPlace(a, 100 * KiB));  // shrinking keeps the block
+  void* c = H.h.allocate(MiB, 64, false);
+  H.h.release(b);  // now free above a
+  EXPECT_TRUE(H.h.resizeInPlace(a, 3 * MiB + 512 * KiB));
+  EXPECT_GE(H.h.usableSize(a), 3 * MiB + 512 * KiB);
+  EXPECT_EQ(check(a, 256 * KiB, 9), 256 * KiB);
+  EXPECT_EQ(H.h.freeBlocks(), 1u);  // the 512 KiB left of b
+  fill(c, MiB, 10);
+  std::memset(a, 1, 3 * MiB + 512 * KiB);
+  EXPECT_EQ(check(c, MiB, 10), MiB);
+  H.h.release(a);
+  H.h.release(c);
+  EXPECT_EQ(H.h.top(), 0u);
+  EXPECT_EQ(H.h.freeBlocks(), 0u);
+}
+
+TEST(SharedHeapTest, FreedPagesGoBackBeyondTheKeepLimit) {
+  Heap H(0);  // keep nothing resident
+  void* a = H.h.allocate(8 * MiB, 64, false);
+  void* b = H.h.allocate(64 * KiB, 64, false);
+  std::memset(a, 1, 8 * MiB);
+  std::memset(b, 2, 64 * KiB);
+  EXPECT_GE(residentBytes(H.h.fd()), 8 * MiB);
+  H.h.release(a);  // not the top: only its header page stays
+  EXPECT_LE(residentBytes(H.h.fd()), 64 * KiB + 3 * SharedHeap::kPage);
+  H.h.release(b);
+  EXPECT_EQ(residentBytes(H.h.fd()), 0u);
+
+  Heap K(64 * MiB);  // freed blocks below the top stay for reuse
+  void* x = K.h.allocate(8 * MiB, 64, false);
+  void* y = K.h.allocate(64 * KiB, 64, false);
+  std::memset(x, 1, 8 * MiB);
+  K.h.release(x);
+  EXPECT_GE(residentBytes(K.h.fd()), 8 * MiB);
+  EXPECT_GE(K.h.cached(), 8 * MiB);
+  K.h.release(y);
+  EXPECT_EQ(K.h.cached(), 0u);
+  EXPECT_EQ(residentBytes(K.h.fd()), 0u);
+}
+
+TEST(SharedHeapDeathTest, BadPointersAbortWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Heap H;
+  char* p = static_cast<char*>(H.h.allocate(MiB, 64, false));
+  void* guard = H.h.allocate(MiB, 64, false);
+  EXPECT_DEATH(H.h.release(p + 64), "free\\(\\): invalid pointer");
+  char* q = static_cast<char*>(H.h.allocate(MiB, 4096, false));  // tag outside the header
+  H.h.release(q);
+  EXPECT_DEATH(H.h.release(q), "free\\(\\): (double free|invalid pointer)");
+  H.h.release(p);
+  H.h.release(guard);
+}
+
+TEST(SharedHeapTest, APeerMapsTheSameBytes) {
+  Heap H;
+  void* p = H.h.allocate(3 * MiB + 5, 64, false);
+  fill(p, 3 * MiB + 5, 77);
+  const uint64_t off = static_cast<uint64_t>(static_cast<char*>(p) - H.h.base());
+  pid_t parent = getpid();
+  pid_t c = fork();
+  ASSERT_GE(c, 0);
+  if (c == 0) {
+    // A different process, as a peer rank would: through /proc.
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", static_cast<int>(parent), H.h.fd());
+    int fd = ::open(path, O_RDONLY);
+    if (fd < 0) _exit(2);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_ino) != H.h.inode()) _exit(3);
+    void* m = mmap(nullptr, off + 3 * MiB + 5, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) _exit(4);
+    _exit(check(static_cast<char*>(m) + off, 3 * MiB + 5, 77) == 3 * MiB + 5 ? 0 : 5);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(c, &status, 0), c);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  H.h.release(p);
+}
+
+TEST(SharedHeapTest, AFailedForkDoesNotHang) {
+  Heap H;
+  H.h.prepareFork();
+  H.h.afterForkParent();  // no child holds the pipe: end-of-file at once
+  void* p = H.h.allocate(MiB, 64, false);  // and the lock is free again
+  EXPECT_NE(p, nullptr);
+  H.h.release(p);
+}
+
+TEST(SharedHeapTest, AForkedChildGetsAPrivateCopy) {
+  Heap H;
+  char* p = static_cast<char*>(H.h.allocate(2 * MiB, 64, false));
+  void* keep = H.h.allocate(MiB, 64, false);
+  fill(p, 2 * MiB, 1);
+  int toChild[2], toParent[2];
+  ASSERT_EQ(pipe(toChild), 0);
+  ASSERT_EQ(pipe(toParent), 0);
+  H.h.prepareFork();  // the fork handlers, as pthread_atfork runs them
+  pid_t c = fork();
+  ASSERT_GE(c, 0);
+  if (c == 0) {
+    H.h.afterForkChild();
+    int bad = 0;
+    if (H.h.shared() || H.h.fd() != -1) bad |= 1;
+    if (check(p, 2 * MiB, 1) != 2 * MiB) bad |= 2;
+    fill(p, 2 * MiB, 2);  // invisible to the parent
+    char x = 0;
+    if (write(toParent[1], &x, 1) != 1 || read(toChild[0], &x, 1) != 1) bad |= 4;
+    // The parent has rewritten its copy by now; ours must be untouched.
+    if (check(p, 2 * MiB, 2) != 2 * MiB) bad |= 8;
+    void* r = H.h.allocate(4 * MiB, 64, true);  // the heap still works
+    if (!r || !allZero(r, 4 * MiB)) bad |= 16;
+    fill(r, 4 * MiB, 3);
+    H.h.release(r);
+    void* z = H.h.allocate(4 * MiB, 64, true);
+    if (!z || !allZero(z, 4 * MiB)) bad |= 32;
+    _exit(bad);
+  }
+  H.h.afterForkParent();
+  // Write at once: the child must keep what it had at fork() (it checks
+  // the first pattern before writing its own).
+  fill(p, 2 * MiB, 4);
+  char x = 0;
+  ASSERT_EQ(read(toParent[0], &x, 1), 1);
+  EXPECT_EQ(check(p, 2 * MiB, 4), 2 * MiB);  // the child's writes did not reach us
+  ASSERT_EQ(write(toChild[1], &x, 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(c, &status, 0), c);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "child failure bits";
+  EXPECT_EQ(check(p, 2 * MiB, 4), 2 * MiB);
+  EXPECT_TRUE(H.h.shared());
+  H.h.release(p);
+  H.h.release(keep);
+  for (int fd : {toChild[0], toChild[1], toParent[0], toParent[1]}) close(fd);
+}
+
+TEST(SharedHeapTest, ThreadsShareTheHeap) {
+  Heap H;
+  auto work = [&](uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::pair<void*, uint64_t>> live;
+    for (int i = 0; i < 600; ++i) {
+      if (live.size() < 6 && rng() % 2) {
+        uint64_t n = 64 * KiB + rng() % MiB;
+        void* p = H.h.allocate(n, 64, false);
+        ASSERT_NE(p, nullptr);
+        fill(p, n, seed * 1000 + live.size());
+        live.push_back({p, n});
+      } else if (!live.empty()) {
+        auto [p, n] = live.back();
+        ASSERT_EQ(check(p, n, seed * 1000 + live.size() - 1), n);
+        H.h.release(p);
+        live.pop_back();
+      }
+    }
+    while (!live.empty()) {
+      H.h.release(live.back().first);
+      live.pop_back();
+    }
+  };
+  std::vector<std::thread> ts;
+  for (uint64_t t = 1; t <= 4; ++t) ts.emplace_back(work, t);
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(H.h.inUse(), 0u);
+  EXPECT_EQ(H.h.top(), 0u);
+}
+
+TEST(SharedHeapTest, SizesParse) {
+  uint64_t v = 0;
+  EXPECT_TRUE(shmcoll::os::parseHeapSize("128k", &v));
+  EXPECT_EQ(v, 128 * KiB);
+  EXPECT_TRUE(shmcoll::os::parseHeapSize("2M", &v));
+  EXPECT_EQ(v, 2 * MiB);
+  EXPECT_TRUE(shmcoll::os::parseHeapSize("256g", &v));
+  EXPECT_EQ(v, 256ull << 30);
+  EXPECT_TRUE(shmcoll::os::parseHeapSize("4096", &v));
+  EXPECT_EQ(v, 4096u);
+  EXPECT_FALSE(shmcoll::os::parseHeapSize("", &v));
+  EXPECT_FALSE(shmcoll::os::parseHeapSize("12q", &v));
+  EXPECT_FALSE(shmcoll::os::parseHeapSize("k", &v));
+  EXPECT_FALSE(shmcoll::os::parseHeapSize(nullptr, &v));
+  EXPECT_FALSE(shmcoll::os::parseHeapSize("99999999999999999999", &v));
+}
