@@ -144,10 +144,11 @@ void SharedHeap::pushFree(Block* b) {
   freeList_ = b;
 }
 
-// Tells the block above `b` (if any) how long `b` is.
+// Tells the block above `b` how long `b` is (or notes it as the last block).
 void SharedHeap::setPrevSizeAfter(Block* b) {
   uint64_t end = offsetOf(b) + b->size;
   if (end < top_) at(end)->prevSize = b->size;
+  else lastSize_ = b->size;
 }
 
 void SharedHeap::returnPages(uint64_t off, uint64_t len) {
@@ -219,6 +220,16 @@ void* SharedHeap::allocate(uint64_t bytes, uint64_t align, bool zero) {
     user = carve(b, need, bytes, align, false, zero);
     break;
   }
+  if (!user && lastSize_ && at(top_ - lastSize_)->isFree && need - at(top_ - lastSize_)->size <= reserve_ - top_) {
+    // A free block at the top, too short: it grows into fresh pages.
+    Block* b = at(top_ - lastSize_);
+    unlink(b);
+    cached_ -= b->resident;
+    top_ += need - b->size;
+    b->size = need;
+    lastSize_ = need;
+    user = carve(b, need, bytes, align, false, zero);
+  }
   if (!user && need <= reserve_ - top_) {
     Block* b = at(top_);
     b->size = need;
@@ -277,15 +288,19 @@ void SharedHeap::release(void* p) {
     }
   }
   b->next = b->prev = nullptr;
-  if (off + b->size == top_) {
-    // The top block: cut it off and give its pages back.
+  b->resident = resident < b->size ? resident : b->size;
+  const bool keep = cached_ + b->resident <= keepFree_;
+  if (off + b->size == top_ && !keep) {
+    // The top block, past what we keep: cut it off and give its pages back.
     top_ = off;
     lastSize_ = b->prevSize;
     b->magic = 0;
     returnPages(off, b->size);
   } else {
-    b->resident = resident < b->size ? resident : b->size;
-    if (cached_ + b->resident > keepFree_ && b->size > kPage) {
+    // Kept resident up to keepFree_ bytes in all (at the top too: a program
+    // that frees and allocates the same large buffer in a loop must not pay
+    // for fresh pages each time); beyond that only its header page stays.
+    if (!keep && b->size > kPage) {
       returnPages(off + kPage, b->size - kPage);
       b->resident = kPage;
     }

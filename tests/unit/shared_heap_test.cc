@@ -27,7 +27,8 @@ constexpr uint64_t KiB = 1024, MiB = 1024 * 1024;
 
 struct Heap {
   SharedHeap h;
-  explicit Heap(uint64_t keep = 64 * MiB) { open(keep); }
+  // (keep = 0: every free gives pages back, so the tests see the layout)
+  explicit Heap(uint64_t keep = 0) { open(keep); }
   void open(uint64_t keep) { ASSERT_TRUE(h.open(1ull << 30, keep)); }
   ~Heap() { h.destroy(); }
 };
@@ -195,16 +196,42 @@ TEST(SharedHeapTest, FreedPagesGoBackBeyondTheKeepLimit) {
   H.h.release(b);
   EXPECT_EQ(residentBytes(H.h.fd()), 0u);
 
-  Heap K(64 * MiB);  // freed blocks below the top stay for reuse
+  Heap K(64 * MiB);  // freed blocks stay for reuse, up to 64 MiB
   void* x = K.h.allocate(8 * MiB, 64, false);
   void* y = K.h.allocate(64 * KiB, 64, false);
   std::memset(x, 1, 8 * MiB);
   K.h.release(x);
   EXPECT_GE(residentBytes(K.h.fd()), 8 * MiB);
   EXPECT_GE(K.h.cached(), 8 * MiB);
-  K.h.release(y);
+  K.h.release(y);  // merges with x at the top; still within the limit
+  EXPECT_GE(residentBytes(K.h.fd()), 8 * MiB);
+  EXPECT_EQ(K.h.freeBlocks(), 1u);
+  void* big = K.h.allocate(80 * MiB, 64, false);  // takes the free top block and grows it
+  EXPECT_EQ(big, x);
+  std::memset(big, 3, 80 * MiB);
+  K.h.release(big);  // past the limit: cut off, every page back
+  EXPECT_EQ(K.h.top(), 0u);
   EXPECT_EQ(K.h.cached(), 0u);
   EXPECT_EQ(residentBytes(K.h.fd()), 0u);
+}
+
+TEST(SharedHeapTest, AFreedBufferComesBackWithoutFreshPages) {
+  Heap H(64 * MiB);
+  void* a = H.h.allocate(MiB, 64, false);
+  std::memset(a, 7, MiB);
+  const uint64_t resident = residentBytes(H.h.fd());
+  const uint64_t top = H.h.top();
+  for (int i = 0; i < 20; ++i) {
+    H.h.release(a);  // the top block: kept, not punched
+    EXPECT_EQ(residentBytes(H.h.fd()), resident);
+    void* b = H.h.allocate(MiB, 64, i % 2 == 1);
+    ASSERT_EQ(b, a);
+    if (i % 2 == 1) EXPECT_TRUE(allZero(b, MiB));  // zeroed although reused
+    std::memset(b, i, MiB);
+  }
+  EXPECT_EQ(H.h.top(), top);
+  EXPECT_EQ(residentBytes(H.h.fd()), resident);
+  H.h.release(a);
 }
 
 TEST(SharedHeapDeathTest, BadPointersAbortWithAMessage) {
