@@ -8,7 +8,9 @@
 //
 //   SHMCOLL_SHARED_MALLOC=0        off: every request goes to glibc
 //   SHMCOLL_SHARED_MALLOC_MIN=128k smallest request served from the heap (>= 64k)
-//   SHMCOLL_SHARED_MALLOC_RESERVE  address space reserved for the heap (default 256g)
+//   SHMCOLL_SHARED_MALLOC_RESERVE  address space reserved for the heap (default 256g;
+//                                  at most RLIMIT_FSIZE and a quarter of RLIMIT_AS;
+//                                  under 1 GiB the heap stays off)
 //   SHMCOLL_SHARED_MALLOC_KEEP     freed bytes kept resident for reuse (default 64m)
 //
 // Nothing here may allocate through malloc before the heap is ready, or take

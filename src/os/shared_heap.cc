@@ -76,9 +76,13 @@ bool SharedHeap::open(uint64_t reserve, uint64_t keepFree) {
   }
   reserve = roundUp(reserve, kPage);
   // Sizing a file past RLIMIT_FSIZE would raise SIGXFSZ: stay under it.
-  struct rlimit fsz;
-  if (getrlimit(RLIMIT_FSIZE, &fsz) == 0 && fsz.rlim_cur != RLIM_INFINITY && reserve > fsz.rlim_cur)
-    reserve = fsz.rlim_cur / kPage * kPage;
+  struct rlimit lim;
+  if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && reserve > lim.rlim_cur)
+    reserve = lim.rlim_cur / kPage * kPage;
+  // Under an address-space limit (ulimit -v, some batch systems) the
+  // reservation counts in full: take at most a quarter of it.
+  if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && reserve > lim.rlim_cur / 4)
+    reserve = lim.rlim_cur / 4 / kPage * kPage;
   for (; reserve >= (1ull << 30); reserve /= 2) {
     if (ftruncate(fd, static_cast<off_t>(reserve)) != 0) continue;
     void* p = mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);

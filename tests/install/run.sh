@@ -76,13 +76,19 @@ layout() {
   objdump -p "$p/lib/libshmcoll.so.$v" | grep -Eq "SONAME +libshmcoll\.so\.$major\$" || { echo "soname is not libshmcoll.so.$major"; return 1; }
 }
 
-exports() {  # only the MPI API and its profiling aliases leave the library
-  local syms bad
+# The malloc family libshmcoll.so defines (src/interpose/malloc.cc).
+malloc_family='malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc pvalloc malloc_usable_size'
+
+exports() {  # only the MPI API, its profiling aliases and the malloc family leave the library
+  local syms bad f
   syms=$(nm -D --defined-only "$1/lib/libshmcoll.so" | awk '{print $3}') || return 1
   grep -q '^MPI_Init$' <<<"$syms" || { echo "MPI_Init is not exported"; return 1; }
   grep -q '^PMPI_Init$' <<<"$syms" || { echo "PMPI_Init is not exported"; return 1; }
-  bad=$(grep -Ev '^P?MPI_' <<<"$syms")
-  [[ -z $bad ]] || { echo "exported besides MPI_*/PMPI_*:"; echo "$bad" | head -n 20; return 1; }
+  for f in $malloc_family; do
+    grep -qx "$f" <<<"$syms" || { echo "$f is not exported"; return 1; }
+  done
+  bad=$(grep -Ev '^P?MPI_' <<<"$syms" | grep -vxF -f <(tr ' ' '\n' <<<"$malloc_family"))
+  [[ -z $bad ]] || { echo "exported besides MPI_*/PMPI_* and the malloc family:"; echo "$bad" | head -n 20; return 1; }
 }
 
 programs_load() {  # every installed program finds its shared libraries (rpath), also when moved
@@ -156,7 +162,7 @@ run_np() {  # run_np SHMRUN PROGRAM: every rank says hello with the right size
 
 echo "install test: prefix $prefix"
 check "layout, soname and symlinks" layout "$prefix"
-check "exports only MPI_*/PMPI_*" exports "$prefix"
+check "exports only MPI_*/PMPI_* and the malloc family" exports "$prefix"
 check "installed programs find their libraries" programs_load "$prefix"
 check "shmcc/shmc++ -show, --showme:*, SHMCOLL_CC/SHMCOLL_CXX" wrappers_show "$prefix"
 check "build with shmcc and shmc++" build_wrappers "$prefix" wrap
