@@ -39,6 +39,10 @@
 #                the skewed alltoallv (whose ranks wait long for one pair)
 #                up to 64 KiB.
 # The table records each rule's evidence (the medians) in comments.
+# cma_min, cma_solo_min/max and p2p_cma_min are about private buffers, so
+# they are measured with SHMCOLL_SHARED_MALLOC=0 (the benchmark's buffers
+# would otherwise be in the shared malloc heap, which is pulled with a plain
+# copy at any size, whatever these thresholds say).
 #
 # Usage: shmcoll-tune [options]
 #   --ranks "2 8"    rank counts to tune for (default: the core count, and
@@ -128,13 +132,13 @@ run() {
 # skew <ranks> <sizes>: the skewed alltoallv streamed, and with its long block
 # pulled (cma_solo_min, cma_solo_max).
 skew() {
-  run sstream "$1" SHMCOLL_ALGORITHM=segment -- --op alltoallv_skew --sizes "$2"
-  run spull "$1" SHMCOLL_CMA_MIN=1g SHMCOLL_CMA_SOLO_MIN=1 -- --op alltoallv_skew --sizes "$2"
+  run sstream "$1" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_ALGORITHM=segment -- --op alltoallv_skew --sizes "$2"
+  run spull "$1" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_CMA_MIN=1g SHMCOLL_CMA_SOLO_MIN=1 -- --op alltoallv_skew --sizes "$2"
 }
 
 # The tunables this table sets must not come from the environment or an old
 # table while measuring.
-unset SHMCOLL_SLOT_BYTES SHMCOLL_CMA_MIN SHMCOLL_CMA_SOLO_MIN SHMCOLL_CMA_SOLO_MAX SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
+unset SHMCOLL_SHARED_MALLOC SHMCOLL_SHARED_MALLOC_MIN SHMCOLL_SLOT_BYTES SHMCOLL_CMA_MIN SHMCOLL_CMA_SOLO_MIN SHMCOLL_CMA_SOLO_MAX SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
   SHMCOLL_WAIT_SPINS SHMCOLL_WAIT_YIELDS SHMCOLL_ALGORITHM SHMCOLL_CMA
 for v in $(env | sed -n 's/^\(SHMCOLL_ALGORITHM_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export SHMCOLL_TUNING=none
@@ -150,8 +154,8 @@ fi
 for ((rep = 1; rep <= REPS; rep++)); do
   echo "round $rep of $REPS" >&2
   for n in $RANKS; do
-    run stream "$n" SHMCOLL_ALGORITHM=segment -- --op "$COLLS" --sizes "$BIG"
-    run pull "$n" SHMCOLL_CMA_MIN=1 -- --op "$COLLS" --sizes "$BIG"
+    run stream "$n" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_ALGORITHM=segment -- --op "$COLLS" --sizes "$BIG"
+    run pull "$n" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_CMA_MIN=1 -- --op "$COLLS" --sizes "$BIG"
     ((n < 3)) || skew "$n" "$BIG"
     for sl in $SLOTS; do
       run "slot$sl" "$n" SHMCOLL_SLOT_BYTES="$sl" SHMCOLL_ALGORITHM=segment -- \
@@ -170,8 +174,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
     ((n < 3)) || skew "$n" 16384,65536,262144,1048576
   done
   n0=${RANKS%% *}
-  run p2pstream "$n0" SHMCOLL_P2P_CMA_MIN=1g -- --op sendrecv --sizes "$BIG"
-  run p2ppull "$n0" SHMCOLL_P2P_CMA_MIN=1 -- --op sendrecv --sizes "$BIG"
+  run p2pstream "$n0" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_P2P_CMA_MIN=1g -- --op sendrecv --sizes "$BIG"
+  run p2ppull "$n0" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_P2P_CMA_MIN=1 -- --op sendrecv --sizes "$BIG"
 done
 [[ -z $KEEP || -n $FROMRAW ]] || { mkdir -p "$KEEP" && cp "$RAW" "$KEEP/tune-raw.csv"; }
 

@@ -353,8 +353,11 @@ class Engine {
           break;
         case kRts:
           fillEnvelope(c, kRts, s->env, s->total, s->id);
-          if (s->cur.contiguous() && s->total >= cmaMin_ && o.dest != me_ &&
-              (cma_ || coll::peerReadable(s->cur.contiguousBase(), s->total)))
+          // The receiver pulls the data in one copy: a plain copy, at any
+          // rendezvous size, when the buffer is in the segment or the shared
+          // malloc heap; process_vm_readv from cmaMin_ bytes.
+          if (s->cur.contiguous() && o.dest != me_ &&
+              ((cma_ && s->total >= cmaMin_) || coll::peerReadable(s->cur.contiguousBase(), s->total)))
             c->aux = reinterpret_cast<uint64_t>(s->cur.contiguousBase());
           push(o.dest, c);
           out_.pop_front();
