@@ -148,7 +148,12 @@ class Run {
     inlineMax_ = std::min<uint64_t>(prm_.inlineMax, segment::laneInlineCapacity(laneBytes_));
 
     SHMCOLL_CHECK(publish());
-    int status = selfCopy(a_.broadcast ? a_.send(0) : a_.send(me_), a_.recv(me_));
+    ntRecv_ = receiveNt();
+    int status;
+    {
+      copy::NtScope nt(ntRecv_ ? kNtRecvMin : 0);
+      status = selfCopy(a_.broadcast ? a_.send(0) : a_.send(me_), a_.recv(me_));
+    }
     if (status) statusReason_ = lastReason();
 
     initConsumer();
@@ -491,7 +496,31 @@ class Run {
     return false;
   }
 
+  // Whether the copies into the receive buffer should bypass the cache: when
+  // what the operation touches (this rank's send and receive bytes, times the
+  // ranks that share each core) is at least twice the non-temporal threshold
+  // (by default 3/4 of a core's share of the L3, copy/copy.cc), the received
+  // data would only push the rest out of the cache before anybody reads it.
+  // Measured (docs/PERFORMANCE.md): at 8 ranks on 2 cores, alltoall 1 MiB;
+  // at 32, alltoall and allgather from 64 KiB.  At 2 ranks up to 1 MiB, and
+  // at 8 ranks at 64 KiB, non-temporal stores lost.
+  bool receiveNt() const {
+    const uint64_t nt = copy::ntThreshold();
+    if (nt == SIZE_MAX) return false;
+    const uint32_t n = team_.size();
+    uint64_t bytes = 0;
+    for (uint32_t p = 0; p < n; ++p) {
+      if (receivesFrom(p)) bytes += a_.recv(p).bytes();
+      if (!a_.broadcast && sendsTo(p)) bytes += a_.send(p).bytes();
+    }
+    if (a_.broadcast) bytes += a_.send(0).bytes();
+    const uint32_t cores = std::max<uint32_t>(1, seg_.header()->ncores);
+    const double perCore = std::max(1.0, static_cast<double>(e_.size) / cores);
+    return static_cast<double>(bytes) * perCore >= 2.0 * static_cast<double>(nt);
+  }
+
   bool consume(int* rc) {
+    copy::NtScope nt(ntRecv_ ? kNtRecvMin : 0);
     bool moved = false;
     std::vector<From>& from = sc_.from;
     for (size_t i = 0; i < from.size();) {
@@ -522,6 +551,8 @@ class Run {
   uint32_t soloPeer_ = UINT32_MAX;  // findSoloPeer()
   bool wakePending_ = false;  // lanes written, their readers not woken yet
   // consumer
+  static constexpr size_t kNtRecvMin = 16 * 1024;  // smallest receive copy that bypasses the cache
+  bool ntRecv_ = false;  // receiveNt()
   int mismatch_ = 0;
   std::string mismatchReason_, statusReason_;
 };

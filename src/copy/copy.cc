@@ -319,6 +319,17 @@ bool parseKernel(const char* s, Kernel* out) {
 
 CopyFn function(Kernel k) { return supported(k) ? kKernels[static_cast<int>(k)].fn : nullptr; }
 
+NtScope::NtScope(size_t bytes) {
+  if (bytes == 0) return;
+  saved_ = __atomic_load_n(&detail::ntThresholdBytes, __ATOMIC_RELAXED);
+  active_ = bytes < saved_;
+  if (active_) __atomic_store_n(&detail::ntThresholdBytes, bytes, __ATOMIC_RELAXED);
+}
+
+NtScope::~NtScope() {
+  if (active_) __atomic_store_n(&detail::ntThresholdBytes, saved_, __ATOMIC_RELAXED);
+}
+
 size_t ntThreshold() {
   init();
   return __atomic_load_n(&detail::ntThresholdBytes, __ATOMIC_RELAXED);

@@ -84,6 +84,23 @@ CopyFn function(Kernel k);           // for tests and benchmarks; nullptr if !su
 size_t ntThreshold();
 void setNtThreshold(size_t bytes);
 
+// Lowers the non-temporal threshold to `bytes` for its lifetime (0: no
+// change), e.g. for the copies into a receive buffer that, with everything
+// else the operation touches, will not fit the cache.  The threshold is one
+// per process: a collective holds it only while no other thread copies (the
+// library serialises calls, MPI_THREAD_SERIALIZED at most).
+class NtScope {
+ public:
+  explicit NtScope(size_t bytes);
+  ~NtScope();
+  NtScope(const NtScope&) = delete;
+  NtScope& operator=(const NtScope&) = delete;
+
+ private:
+  size_t saved_ = 0;
+  bool active_ = false;
+};
+
 // Copies from this size up to the non-temporal threshold use `rep movsb` on
 // CPUs with ERMS (SHMCOLL_COPY_REP_MIN, default 32 KiB; see copy.cc).
 // setRepMin(0) disables it (repMin() then returns SIZE_MAX), as does

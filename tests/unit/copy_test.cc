@@ -336,6 +336,32 @@ TEST(CopyDispatchTest, NtThreshold) {
   EXPECT_LE(dflt, size_t{64} << 20);
 }
 
+TEST(CopyDispatchTest, NtScopeLowersAndRestores) {
+  const size_t saved = ntThreshold();
+  setNtThreshold(1 << 20);
+  {
+    NtScope a(16384);
+    EXPECT_EQ(ntThreshold(), 16384u);
+    {
+      NtScope b(65536);  // never raises it
+      EXPECT_EQ(ntThreshold(), 16384u);
+      NtScope c(4096);
+      EXPECT_EQ(ntThreshold(), 4096u);
+    }
+    EXPECT_EQ(ntThreshold(), 16384u);
+    NtScope none(0);  // no change
+    EXPECT_EQ(ntThreshold(), 16384u);
+  }
+  EXPECT_EQ(ntThreshold(), size_t{1} << 20);
+  setNtThreshold(0);  // off: a scope turns it on for its lifetime only
+  {
+    NtScope a(16384);
+    EXPECT_EQ(ntThreshold(), 16384u);
+  }
+  EXPECT_EQ(ntThreshold(), SIZE_MAX);
+  setNtThreshold(saved);
+}
+
 TEST(CopyDispatchTest, RepMin) {
   const size_t saved = repMin();
   if (!detail::hasErms()) {
