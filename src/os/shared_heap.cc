@@ -388,7 +388,10 @@ void SharedHeap::afterForkChild() {
   const int r = forkPipe_[0], w = forkPipe_[1];
   forkPipe_[0] = forkPipe_[1] = -1;
   if (r >= 0) close(r);
-  detachAfterFork();  // (re-initialises the lock)
+  detachAfterFork();
+  // The only thread here; the lock was held across fork() (also when the
+  // heap was private already, in a child's child).
+  pthread_mutex_init(&mu_, nullptr);
   if (w >= 0) {
     char c = 1;
     (void)!write(w, &c, 1);
@@ -422,7 +425,6 @@ void SharedHeap::detachAfterFork() {
   close(fd_);
   fd_ = -1;
   shared_ = false;
-  pthread_mutex_init(&mu_, nullptr);
 }
 
 SharedHeap& processHeap() {

@@ -310,6 +310,20 @@ TEST(SharedHeapTest, AForkedChildGetsAPrivateCopy) {
     H.h.release(r);
     void* z = H.h.allocate(4 * MiB, 64, true);
     if (!z || !allZero(z, 4 * MiB)) bad |= 32;
+    // A child of the child: its heap is private already; the handlers must
+    // still leave the lock usable.
+    H.h.prepareFork();
+    pid_t g = fork();
+    if (g == 0) {
+      H.h.afterForkChild();
+      void* y = H.h.allocate(MiB, 64, false);
+      if (!y || check(p, 2 * MiB, 2) != 2 * MiB) _exit(1);
+      H.h.release(y);
+      _exit(0);
+    }
+    H.h.afterForkParent();
+    int gs = 0;
+    if (g < 0 || waitpid(g, &gs, 0) != g || !WIFEXITED(gs) || WEXITSTATUS(gs) != 0) bad |= 64;
     _exit(bad);
   }
   H.h.afterForkParent();
