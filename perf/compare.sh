@@ -7,7 +7,8 @@
 # medians, the ratio shmcoll / best-of-the-others for every (op, size, ranks),
 # and each collective's large-message bandwidth as a share of the memcpy
 # bound measured in the same runs.  Results go to perf/results/<time>/
-# (raw.csv, medians.csv, summary.csv, summary.txt, log.txt, latency_N*.png);
+# (raw.csv, medians.csv, summary.csv, summary.txt, log.txt, latency_N*.png,
+# latency_N*_cold.png for cold buffers);
 # perf/results/latest points at the newest.
 #
 # Usage: perf/compare.sh [options] [-- extra shmcoll-bench options]
@@ -231,9 +232,17 @@ if [[ -f $OUT/membw.csv ]]; then
     "$OUT/membw.csv"
 fi | tee -a "$OUT/summary.txt"
 if command -v gnuplot >/dev/null; then
+  # One plot per rank count and buffer kind measured (hot: latency_N<n>.png,
+  # cold: latency_N<n>_cold.png).
   for n in $RANKS; do
-    gnuplot -c "$REPO/perf/plot.gp" "$OUT/medians.csv" "$OUT/latency_N$n.png" "$n" 0 >>"$LOG" 2>&1 &&
-      echo "plot: $OUT/latency_N$n.png" || say "plot for N=$n failed (see $LOG)"
+    for c in 0 1; do
+      awk -F, -v n="$n" -v c="$c" 'NR > 1 && $2 == n && $4 == c && $1 != "yield" && $1 !~ /^memcpy/ { found = 1 }
+                                   END { exit !found }' \
+        "$OUT/medians.csv" || continue
+      png=$OUT/latency_N$n$( ((c)) && echo _cold).png
+      gnuplot -c "$REPO/perf/plot.gp" "$OUT/medians.csv" "$png" "$n" "$c" >>"$LOG" 2>&1 &&
+        echo "plot: $png" || say "plot for N=$n failed (see $LOG)"
+    done
   done
 else
   say "gnuplot not found: no plots"
