@@ -239,7 +239,7 @@ if command -v gnuplot >/dev/null; then
       awk -F, -v n="$n" -v c="$c" 'NR > 1 && $2 == n && $4 == c && $1 != "yield" && $1 !~ /^memcpy/ { found = 1 }
                                    END { exit !found }' \
         "$OUT/medians.csv" || continue
-      png=$OUT/latency_N$n$( ((c)) && echo _cold).png
+      if ((c)); then png=$OUT/latency_N${n}_cold.png; else png=$OUT/latency_N$n.png; fi
       gnuplot -c "$REPO/perf/plot.gp" "$OUT/medians.csv" "$png" "$n" "$c" >>"$LOG" 2>&1 &&
         echo "plot: $png" || say "plot for N=$n failed (see $LOG)"
     done
