@@ -95,7 +95,6 @@ bool SharedHeap::open(uint64_t reserve, uint64_t keepFree) {
     inode_ = static_cast<uint64_t>(st.st_ino);
     reserve_ = reserve;
     keepFree_ = keepFree;
-    shared_ = true;
     base_.store(static_cast<char*>(p), std::memory_order_release);
     return true;
   }
@@ -110,7 +109,6 @@ void SharedHeap::destroy() {
   fd_ = -1;
   reserve_ = top_ = lastSize_ = inUse_ = cached_ = 0;
   freeList_ = nullptr;
-  shared_ = false;
 }
 
 SharedHeap::Block* SharedHeap::at(uint64_t off) const {
@@ -140,6 +138,12 @@ void SharedHeap::unlink(Block* b) {
   b->next = b->prev = nullptr;
 }
 
+uint64_t SharedHeap::takeFree(Block* f) {
+  unlink(f);
+  cached_ -= f->resident;
+  return f->resident;
+}
+
 void SharedHeap::pushFree(Block* b) {
   b->isFree = 1;
   b->prev = nullptr;
@@ -159,7 +163,7 @@ void SharedHeap::returnPages(uint64_t off, uint64_t len) {
   if (len == 0) return;
   char* p = base_.load(std::memory_order_relaxed) + off;
   bool gone;
-  if (shared_) {
+  if (fd_ >= 0) {
     // Punch the pages out of the memfd (the mapping stays; it reads as zero).
     gone = fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off), static_cast<off_t>(len)) == 0 ||
            madvise(p, len, MADV_REMOVE) == 0;
@@ -219,16 +223,15 @@ void* SharedHeap::allocate(uint64_t bytes, uint64_t align, bool zero) {
   void* user = nullptr;
   for (Block* b = freeList_; b; b = b->next) {
     if (b->size < need) continue;
-    unlink(b);
-    cached_ -= b->resident;
+    takeFree(b);
     user = carve(b, need, bytes, align, false, zero);
     break;
   }
-  if (!user && lastSize_ && at(top_ - lastSize_)->isFree && need - at(top_ - lastSize_)->size <= reserve_ - top_) {
+  Block* last = lastSize_ ? at(top_ - lastSize_) : nullptr;
+  if (!user && last && last->isFree && need - last->size <= reserve_ - top_) {
     // A free block at the top, too short: it grows into fresh pages.
-    Block* b = at(top_ - lastSize_);
-    unlink(b);
-    cached_ -= b->resident;
+    Block* b = last;
+    takeFree(b);
     top_ += need - b->size;
     b->size = need;
     lastSize_ = need;
@@ -271,9 +274,7 @@ void SharedHeap::release(void* p) {
   if (off + b->size < top_) {
     Block* up = at(off + b->size);
     if (up->isFree) {
-      unlink(up);
-      cached_ -= up->resident;
-      resident += up->resident;
+      resident += takeFree(up);
       b->size += up->size;
       up->magic = 0;
     }
@@ -282,9 +283,7 @@ void SharedHeap::release(void* p) {
   if (b->prevSize) {
     Block* down = at(off - b->prevSize);
     if (down->isFree) {
-      unlink(down);
-      cached_ -= down->resident;
-      resident += down->resident;
+      resident += takeFree(down);
       down->size += b->size;
       b->magic = 0;
       b = down;
@@ -338,10 +337,8 @@ bool SharedHeap::resizeInPlace(void* p, uint64_t bytes) {
     } else if (need != UINT64_MAX && off + b->size < top_) {
       Block* up = at(off + b->size);
       if (up->isFree && b->size + up->size >= need) {
-        unlink(up);
-        cached_ -= up->resident;
+        const uint64_t upResident = takeFree(up);
         const uint64_t total = b->size + up->size;
-        const uint64_t upResident = up->resident;
         up->magic = 0;
         const uint64_t grow = total - need >= kMinSplit ? need : total;
         inUse_ += grow - b->size;
@@ -369,7 +366,7 @@ bool SharedHeap::resizeInPlace(void* p, uint64_t bytes) {
 
 void SharedHeap::prepareFork() {
   pthread_mutex_lock(&mu_);
-  if (!shared_ || pipe2(forkPipe_, O_CLOEXEC) != 0) forkPipe_[0] = forkPipe_[1] = -1;
+  if (fd_ < 0 || pipe2(forkPipe_, O_CLOEXEC) != 0) forkPipe_[0] = forkPipe_[1] = -1;
 }
 
 void SharedHeap::afterForkParent() {
@@ -401,7 +398,7 @@ void SharedHeap::afterForkChild() {
 
 void SharedHeap::detachAfterFork() {
   char* b = base_.load(std::memory_order_relaxed);
-  if (!b || !shared_) return;
+  if (!b || fd_ < 0) return;
   // Copy what is in use into anonymous memory and move it over the shared
   // mapping; the rest of the reserve becomes fresh anonymous memory.
   bool moved = top_ == 0;
@@ -424,7 +421,6 @@ void SharedHeap::detachAfterFork() {
                -1, 0);
   close(fd_);
   fd_ = -1;
-  shared_ = false;
 }
 
 SharedHeap& processHeap() {

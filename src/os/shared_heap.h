@@ -97,7 +97,7 @@ class SharedHeap {
   char* base() const { return base_.load(std::memory_order_acquire); }
   uint64_t reserve() const { return reserve_; }
   uint64_t inode() const { return inode_; }
-  bool shared() const { return shared_; }
+  bool shared() const { return fd_ >= 0; }  // false after detachAfterFork()
   // Statistics (tests): offset of the top, bytes handed out, free bytes
   // still resident, number of free blocks.
   uint64_t top() const { return top_; }
@@ -111,6 +111,8 @@ class SharedHeap {
   Block* at(uint64_t off) const;
   uint64_t offsetOf(const Block* b) const;
   void unlink(Block* b);
+  // Takes free block `f` off the free list; returns the bytes it kept resident.
+  uint64_t takeFree(Block* f);
   void pushFree(Block* b);
   void setPrevSizeAfter(Block* b);
   void returnPages(uint64_t off, uint64_t len);
@@ -122,7 +124,6 @@ class SharedHeap {
   uint64_t keepFree_ = 0;
   int fd_ = -1;
   uint64_t inode_ = 0;
-  bool shared_ = false;
   bool privateAnon_ = true;  // after fork: the heap is anonymous memory (MADV_DONTNEED zeroes)
   uint64_t top_ = 0;       // end of the last block
   uint64_t lastSize_ = 0;  // size of the block that ends at top_

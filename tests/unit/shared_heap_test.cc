@@ -226,7 +226,9 @@ TEST(SharedHeapTest, AFreedBufferComesBackWithoutFreshPages) {
     EXPECT_EQ(residentBytes(H.h.fd()), resident);
     void* b = H.h.allocate(MiB, 64, i % 2 == 1);
     ASSERT_EQ(b, a);
-    if (i % 2 == 1) EXPECT_TRUE(allZero(b, MiB));  // zeroed although reused
+    if (i % 2 == 1) {
+      EXPECT_TRUE(allZero(b, MiB));  // zeroed although reused
+    }
     std::memset(b, i, MiB);
   }
   EXPECT_EQ(H.h.top(), top);
