@@ -96,6 +96,7 @@ class InPlaceArgs final : public coll::ExchangeArgs {
  public:
   InPlaceArgs(const coll::ExchangeArgs& inner, uint32_t n) : inner_(inner) {
     op = inner.op;
+    skipEmpty = inner.skipEmpty;
     off_.resize(n + 1);
     for (uint32_t p = 0; p < n; ++p) off_[p + 1] = off_[p] + inner.recv(p).bytes();
     data_.resize(off_[n]);
@@ -144,6 +145,7 @@ int alltoall(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype send
   const uint32_t n = rt::peerCount(*c);  // (the remote group of an intercommunicator)
   AlltoallArgs a;
   a.op = coll::Op::kAlltoall;
+  a.skipEmpty = true;  // (coll.h: pairs with no bytes are skipped)
   CHECK_ARG(k.recvNotInPlace(recvbuf));
   CHECK_ARG(k.uniform("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, n, &a.r));
   a.rc = static_cast<uint64_t>(recvcount);
@@ -167,6 +169,7 @@ int alltoallv(const char* fn, const void* sendbuf, const C sendcounts[], const D
   const uint32_t n = rt::peerCount(*c);  // (the remote group of an intercommunicator)
   AlltoallvArgs<C, D> a;
   a.op = coll::Op::kAlltoallv;
+  a.skipEmpty = true;  // (coll.h: pairs with no bytes are skipped)
   CHECK_ARG(k.recvNotInPlace(recvbuf));
   CHECK_ARG(
       k.vectorSide("recvbuf", recvbuf, "recvcounts", recvcounts, "rdispls", rdispls, "recvtype", recvtype, n, &a.r));
@@ -196,6 +199,7 @@ int alltoallw(const char* fn, const void* sendbuf, const C sendcounts[], const D
   const uint32_t n = rt::peerCount(*c);  // (the remote group of an intercommunicator)
   AlltoallwArgs<C, D> a;
   a.op = coll::Op::kAlltoallw;
+  a.skipEmpty = true;  // (coll.h: pairs with no bytes are skipped)
   CHECK_ARG(k.recvNotInPlace(recvbuf));
   CHECK_ARG(k.counts("recvcounts", recvcounts, n));
   CHECK_ARG(k.array("rdispls", rdispls));
@@ -243,6 +247,7 @@ int allgather(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype sen
   const uint32_t n = rt::peerCount(*c);  // (the remote group of an intercommunicator)
   AllgatherArgs<int, int> a;
   a.op = coll::Op::kAllgather;
+  a.skipEmpty = true;  // (coll.h: pairs with no bytes are skipped)
   a.broadcast = true;
   CHECK_ARG(k.recvNotInPlace(recvbuf));
   CHECK_ARG(k.uniform("recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, n, &a.r));
@@ -266,6 +271,7 @@ int allgatherv(const char* fn, const void* sendbuf, C sendcount, MPI_Datatype se
   const uint32_t n = rt::peerCount(*c);  // (the remote group of an intercommunicator)
   AllgatherArgs<C, D> a;
   a.op = coll::Op::kAllgatherv;
+  a.skipEmpty = true;  // (coll.h: pairs with no bytes are skipped)
   a.broadcast = true;
   CHECK_ARG(k.recvNotInPlace(recvbuf));
   CHECK_ARG(

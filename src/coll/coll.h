@@ -54,6 +54,23 @@ class ExchangeArgs {
   bool allPairs = true;
   virtual bool sends(uint32_t peer) const { return true; }
   virtual bool receives(uint32_t peer) const { return true; }
+  // A receiver does not wait for the pairs it expects no bytes from (the
+  // alltoall and allgather families): in a sparse alltoallv no rank waits
+  // for a peer that sends it nothing.  Senders still write every lane, so a
+  // receiver that expects bytes from a peer that sends none reads the empty
+  // lane and returns MPI_ERR_COUNT.  The other disagreement (bytes sent to a
+  // receiver that expects none) is not reported: the receiver consumes a
+  // stream or pull it finds while it waits anyway, else the sender gives up
+  // once the receiver has finished (Engine::slotReaders); the receive buffer
+  // is never touched.
+  bool skipEmpty = false;
+  bool receivesFrom(uint32_t peer) const {
+    return (allPairs || receives(peer)) && (!skipEmpty || recv(peer).bytes() != 0);
+  }
+  // A pair this rank skips only because its receive block is empty.
+  bool skipsEmpty(uint32_t peer) const {
+    return skipEmpty && (allPairs || receives(peer)) && recv(peer).bytes() == 0;
+  }
 };
 
 // Runs the exchange with the algorithm the registry picks.

@@ -35,6 +35,17 @@ struct Engine {
   uint64_t highSeq = 0;  // highest sequence number this rank used on any context
   LaneUse laneUse[2];
   uint32_t slotExpected[segment::kNumSlots] = {};  // acks owed on each slot's last chunk
+  // Who reads each slot's last chunk (world ranks), when it belongs to an
+  // exchange that skips empty pairs (ExchangeArgs::skipEmpty), else empty: a
+  // receiver whose counts wrongly say it gets nothing never acknowledges, so
+  // the slot is also free once all of them have finished operation `seq` on
+  // context `ctx`.
+  struct SlotReaders {
+    uint32_t ctx = 0;
+    uint64_t seq = 0;
+    std::vector<uint32_t> readers;
+  };
+  SlotReaders slotReaders[segment::kNumSlots];
   // done[ctx][r]: an operation on `ctx` that world rank r is known to have
   // finished (every operation up to it, too).  Learnt for free from the lane
   // tags we read (a rank announces operation s only after finishing s - 1),

@@ -7,8 +7,9 @@
 // that parity is free, writes each peer's block behind the lane header and
 // release-stores the tag, copies its own block, then reads each peer's lane as
 // it appears: first every lane already written, then (after waking readers of
-// its own lanes that sleep) the others in turn.  Inline lanes need no answer,
-// so waiting for one peer never holds up another.  At the end it raises its
+// its own lanes that sleep) the others in turn; a peer it expects no bytes
+// from is not waited for (ExchangeArgs::skipEmpty).  Inline lanes need no
+// answer, so waiting for one peer never holds up another.  At the end it raises its
 // `consumed` line, wakes whoever sleeps on it, and asks for the lines of the
 // other lane area in exclusive state (PREFETCHW): every peer has announced
 // this operation, so each has finished reading that area, and the next
@@ -195,6 +196,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   const segment::View& seg = engine().seg;
   for (uint32_t d = 1; d < n; ++d) {
     const uint32_t q = me >= d ? me - d : me + n - d;
+    if (a.skipEmpty && a.recv(q).bytes() == 0) continue;  // (ExchangeArgs::skipEmpty)
     const auto* lane = reinterpret_cast<const segment::LaneHeader*>(seg.laneArea(team.members[q], r.area) + off);
     if (lane->tag.load(std::memory_order_acquire) == r.tag)
       SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));

@@ -121,6 +121,10 @@ struct Scratch {
   std::vector<uint32_t> firstWake;
   std::vector<uint32_t> cmaReaders;  // team ranks that pull from our user buffer
   std::vector<From> from;
+  // Peers we expect nothing from (ExchangeArgs::skipEmpty), whose lanes are
+  // looked at only while we wait anyway: one that carries bytes after all is
+  // moved to `from`, so its sender is not held up by an erroneous receiver.
+  std::vector<From> skipped;
 };
 Scratch& scratch() {
   static Scratch s;
@@ -193,11 +197,20 @@ class Run {
     sc_.parts.clear();
     sc_.cmaReaders.clear();
     sc_.from.clear();
+    sc_.skipped.clear();
     const uint64_t off = a_.broadcast ? 0 : me_ * laneBytes_;
     for (uint32_t i = 0; i < count; ++i) {
       const uint32_t q = rest[i];
       const auto* lane = reinterpret_cast<const LaneHeader*>(seg_.laneArea(team_.members[q], area_) + off);
       sc_.from.push_back({q, kWaitLane, lane, 0, 0, 0, 0, {}});
+    }
+    if (a_.skipEmpty) {
+      const uint32_t n = team_.size();
+      for (uint32_t q = 0; q < n; ++q) {
+        if (q == me_ || !a_.skipsEmpty(q)) continue;
+        const auto* lane = reinterpret_cast<const LaneHeader*>(seg_.laneArea(team_.members[q], area_) + off);
+        sc_.skipped.push_back({q, kWaitLane, lane, 0, 0, 0, 0, {}});
+      }
     }
     SHMCOLL_CHECK(drive());
     if (mismatch_) return fail(mismatch_, "%s", mismatchReason_.c_str());
@@ -227,7 +240,7 @@ class Run {
   // ---- producer ------------------------------------------------------------
 
   bool sendsTo(uint32_t p) const { return a_.allPairs || a_.sends(p); }
-  bool receivesFrom(uint32_t p) const { return a_.allPairs || a_.receives(p); }
+  bool receivesFrom(uint32_t p) const { return a_.receivesFrom(p); }
 
   bool useCma(uint64_t bytes, const dt::Cursor& cur, uint32_t peer) const {
     if (!prm_.allowCma || bytes == 0 || !cur.contiguous()) return false;
@@ -346,7 +359,23 @@ class Run {
   bool canProduce() const {
     if (producerDone()) return false;
     uint32_t s = static_cast<uint32_t>(nextChunk_ % segment::kNumSlots);
-    return seg_.slot(e_.rank, s)->acks.load(std::memory_order_acquire) >= e_.slotExpected[s];
+    return seg_.slot(e_.rank, s)->acks.load(std::memory_order_acquire) >= e_.slotExpected[s] || slotAbandoned(s);
+  }
+
+  // Whether every reader of slot s's last chunk has finished that chunk's
+  // operation, which in a correct program means each acknowledged it; in an
+  // erroneous one some skipped our stream (Engine::slotReaders).
+  bool slotAbandoned(uint32_t s) const {
+    const Engine::SlotReaders& u = e_.slotReaders[s];
+    if (u.readers.empty()) return false;
+    for (uint32_t r : u.readers)
+      if (!finished(r, u.ctx, u.seq)) return false;
+    return true;
+  }
+
+  // Whether world rank r has finished operation `seq` on context `ctx`.
+  bool finished(uint32_t r, uint32_t ctx, uint64_t seq) const {
+    return seg_.ctx(r, ctx)->consumed.v.load(std::memory_order_acquire) >= seq;
   }
 
   // Packs as many chunks as free slots allow.
@@ -379,6 +408,18 @@ class Run {
       }
       if (a_.broadcast) readers = nReaders_;
       e_.slotExpected[s] = readers;
+      Engine::SlotReaders& who = e_.slotReaders[s];
+      who.readers.clear();
+      if (a_.skipEmpty) {
+        who.ctx = ctx_;
+        who.seq = seq_;
+        if (a_.broadcast) {
+          for (uint32_t p = 0; p < team_.size(); ++p)
+            if (p != me_ && sendsTo(p)) who.readers.push_back(team_.members[p]);
+        } else {
+          for (uint32_t p : sc_.firstWake) who.readers.push_back(team_.members[p]);
+        }
+      }
       h->acks.store(0, std::memory_order_relaxed);
       h->seq = seq_;
       h->ctx = ctx_;
@@ -403,11 +444,14 @@ class Run {
     const uint32_t n = team_.size();
     const uint64_t off = a_.broadcast ? 0 : me_ * laneBytes_;
     sc_.from.clear();
+    sc_.skipped.clear();
     for (uint32_t d = 1; d < n; ++d) {
       const uint32_t q = (me_ + n - d) % n;
-      if (!receivesFrom(q)) continue;
       const auto* lane = reinterpret_cast<const LaneHeader*>(seg_.laneArea(team_.members[q], area_) + off);
-      sc_.from.push_back({q, kWaitLane, lane, 0, 0, 0, 0, {}});
+      if (receivesFrom(q))
+        sc_.from.push_back({q, kWaitLane, lane, 0, 0, 0, 0, {}});
+      else if (a_.skipsEmpty(q))
+        sc_.skipped.push_back({q, kWaitLane, lane, 0, 0, 0, 0, {}});
     }
   }
 
@@ -428,7 +472,26 @@ class Run {
   bool canConsume() const {
     for (const From& f : sc_.from)
       if (ready(f)) return true;
+    for (const From& f : sc_.skipped)
+      if (f.lane->tag.load(std::memory_order_acquire) == tag_) return true;
     return false;
+  }
+
+  // Drops the skipped peers whose lanes arrived empty, as agreed, and moves
+  // those that carry bytes to `from` (advance() reports the truncation and
+  // consumes them without writing anything).
+  void sortSkipped() {
+    std::vector<From>& sk = sc_.skipped;
+    for (size_t i = 0; i < sk.size();) {
+      if (sk[i].lane->tag.load(std::memory_order_acquire) != tag_) {
+        ++i;
+        continue;
+      }
+      if ((sk[i].lane->bytes & ~segment::kLaneKinds) != 0) [[unlikely]]
+        sc_.from.push_back(sk[i]);
+      sk[i] = sk.back();
+      sk.pop_back();
+    }
   }
 
   void noteMismatch(uint32_t q, uint64_t theirs, uint64_t ours) {
@@ -522,6 +585,7 @@ class Run {
   bool consume(int* rc) {
     copy::NtScope nt(ntRecv_ ? kNtRecvMin : 0);
     bool moved = false;
+    if (!sc_.skipped.empty()) sortSkipped();
     std::vector<From>& from = sc_.from;
     for (size_t i = 0; i < from.size();) {
       if (advance(from[i], &moved, rc)) {

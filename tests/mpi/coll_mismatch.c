@@ -10,6 +10,14 @@
  *    a rank whose call returns MPI_SUCCESS received exactly the right data;
  *  - a sender that sends fewer bytes: every rank returns, nothing is written
  *    outside the posted blocks;
+ *  - a sender that sends nothing to a receiver that posted something: that
+ *    receiver's call returns MPI_ERR_COUNT (shmcoll skips empty pairs on each
+ *    side, and the receiver notices that the sender finished without a lane);
+ *  - a receiver that posted nothing from a sender that sends something (a
+ *    few bytes, or 1.2 MB through the mailbox stream or a single-copy pull):
+ *    every rank returns and the receive buffer is untouched, but the excess
+ *    is not reported (that receiver skips the pair; only its own block, when
+ *    it is the sender, gives MPI_ERR_TRUNCATE);
  *  - afterwards the communicator works;
  *  - argument errors have exactly the classes MPI_ERR_COUNT, MPI_ERR_TYPE,
  *    MPI_ERR_COMM, MPI_ERR_BUFFER (also for recvbuf = MPI_IN_PLACE).
@@ -31,7 +39,8 @@ enum { C = 40 }; /* ints per block as posted by the receiver */
 
 /* S[i*n+j]: ints rank i sends to j; R[i*n+j]: ints j posts for i.  For the
  * gather ops only row i = sender matters and every receiver posts R. */
-static void mismatch_case(int op, MPI_Comm comm, const int *S, const int *R, const char *label, unsigned salt) {
+/* Returns this rank's error class. */
+static int mismatch_case(int op, MPI_Comm comm, const int *S, const int *R, const char *label, unsigned salt) {
   int n, me;
   TU_CALL(MPI_Comm_size(comm, &n));
   TU_CALL(MPI_Comm_rank(comm, &me));
@@ -65,7 +74,7 @@ static void mismatch_case(int op, MPI_Comm comm, const int *S, const int *R, con
   int truncated = 0;
   for (int i = 0; i < n; ++i) {
     long got = gather ? S[i * n] : S[i * n + me];
-    if (got > rc[i]) truncated = 1;
+    if (got > rc[i] && (rc[i] > 0 || i == me)) truncated = 1; /* (an empty receive block is skipped) */
     tu_pattern(image + TU_GUARD + (size_t)rd[i] * 4, tu_key(i, gather ? TU_ALL : me, salt), 0, (size_t)rc[i] * 4);
   }
   if (w)
@@ -100,6 +109,7 @@ static void mismatch_case(int op, MPI_Comm comm, const int *S, const int *R, con
   }
   tu_ncases++;
   free(sc), free(rc), free(sd), free(rd), free(tv), free(ralloc), free(image), free(sbuf);
+  return cls;
 }
 
 static void expect_class(int rc, int want, const char *what) {
@@ -140,9 +150,26 @@ int main(int argc, char **argv) {
         /* fewer than posted */
         FILL((i == 0 && (j == n - 1 || op == TU_ALLGATHERV)) ? C / 2 : C, C);
         mismatch_case(op, comm, S, R, "one sender sends fewer", salt++);
+        /* nothing, where something is posted: the receivers must not wait for a lane forever */
+        FILL((i == 0 && (j == n - 1 || op == TU_ALLGATHERV)) ? 0 : C, C);
+        int cls = mismatch_case(op, comm, S, R, "one sender sends nothing", salt++);
+        if ((tu_rank == n - 1 || op == TU_ALLGATHERV) && cls != MPI_ERR_COUNT)
+          tu_fail("%s 'one sender sends nothing': expected MPI_ERR_COUNT on rank %d, got class %d", tu_opname[op], tu_rank,
+                  cls);
+        /* something, where nothing is posted: a few bytes, and 1.2 MB (stream or pull) */
+        FILL(C, (i == 0 && (j == n - 1 || op == TU_ALLGATHERV)) ? 0 : C);
+        mismatch_case(op, comm, S, R, "one receiver posts nothing", salt++);
+        FILL((i == n - 1 && (j == 0 || op == TU_ALLGATHERV)) ? 300000 : C,
+             (i == n - 1 && (j == 0 || op == TU_ALLGATHERV)) ? 0 : C);
+        mismatch_case(op, comm, S, R, "300000 ints where nothing is posted", salt++);
       } else {
         FILL(C / 2, C);
         mismatch_case(op, comm, S, R, "all senders send half", salt++);
+        FILL(0, C);
+        if (mismatch_case(op, comm, S, R, "all senders send nothing", salt++) != MPI_ERR_COUNT)
+          tu_fail("%s 'all senders send nothing': expected MPI_ERR_COUNT", tu_opname[op]);
+        FILL(C, 0);
+        mismatch_case(op, comm, S, R, "nothing posted", salt++);
       }
       /* the communicator still works */
       tu_counts(E, op, n, TU_E_VARIED, 36, 12, 0);
