@@ -55,6 +55,15 @@
 // common part is delivered, no byte is written outside the receive blocks,
 // and every rank still returns.
 //
+// Empty pairs (ExchangeArgs::skipEmpty).  A receiver does not wait for a
+// lane it expects no bytes from; senders still write every lane.  The
+// skipped lanes are looked at only while the receiver waits anyway
+// (sortSkipped): one that carries bytes after all (an erroneous program) is
+// consumed like any other, without writing, so its sender is not held up.  A
+// receiver that finished before such a lane appeared never acknowledges the
+// stream chunks in it, so a slot is also free once every reader of its last
+// chunk has finished that operation (slotAbandoned).
+//
 // Cost per rank for blocks of b bytes to each of n-1 peers: inline, n-1 lane
 // writes and n-1 lane reads of ceil((b + 16) / 64) lines each, two copies per
 // byte and no waiting for acknowledgements; streamed, two copies per byte and
