@@ -26,19 +26,8 @@
 static int rank, size;
 static long nchecks;
 
-#define FAIL(...)                                            \
-  do {                                                       \
-    fprintf(stderr, "alloc_mem: rank %d: ", rank);           \
-    fprintf(stderr, __VA_ARGS__);                            \
-    fprintf(stderr, "\n");                                   \
-    MPI_Abort(MPI_COMM_WORLD, 1);                            \
-  } while (0)
-
-#define OK(call)                                                                \
-  do {                                                                          \
-    int rc_ = (call);                                                           \
-    if (rc_ != MPI_SUCCESS) FAIL("%s returned %d", #call, rc_);                  \
-  } while (0)
+#define PROG "alloc_mem"
+#include "abortutil.h"
 
 enum { GUARD = 64 };
 

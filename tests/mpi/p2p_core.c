@@ -39,19 +39,8 @@
 static int rank, size, quick;
 static long nchecks;
 
-#define FAIL(...)                                  \
-  do {                                             \
-    fprintf(stderr, "p2p_core: rank %d: ", rank); \
-    fprintf(stderr, __VA_ARGS__);                  \
-    fprintf(stderr, "\n");                         \
-    MPI_Abort(MPI_COMM_WORLD, 1);                  \
-  } while (0)
-
-#define OK(call)                                               \
-  do {                                                         \
-    int rc_ = (call);                                          \
-    if (rc_ != MPI_SUCCESS) FAIL("%s returned %d", #call, rc_); \
-  } while (0)
+#define PROG "p2p_core"
+#include "abortutil.h"
 
 enum { GUARD = 64, SENT = 0xa5 };
 

@@ -68,19 +68,8 @@ static int rank, size, off;
 static long nchecks;
 static size_t threshold = 128 * 1024; /* SHMCOLL_SHARED_MALLOC_MIN as the library reads it */
 
-#define FAIL(...)                                            \
-  do {                                                       \
-    fprintf(stderr, "shared_malloc: rank %d: ", rank);       \
-    fprintf(stderr, __VA_ARGS__);                            \
-    fprintf(stderr, "\n");                                   \
-    MPI_Abort(MPI_COMM_WORLD, 1);                            \
-  } while (0)
-
-#define OK(call)                                                                \
-  do {                                                                          \
-    int rc_ = (call);                                                           \
-    if (rc_ != MPI_SUCCESS) FAIL("%s returned %d", #call, rc_);                  \
-  } while (0)
+#define PROG "shared_malloc"
+#include "abortutil.h"
 
 #define CHECK(cond, ...)          \
   do {                            \
