@@ -423,8 +423,7 @@ class Run {
         who.ctx = ctx_;
         who.seq = seq_;
         if (a_.broadcast) {
-          for (uint32_t p = 0; p < team_.size(); ++p)
-            if (p != me_ && sendsTo(p)) who.readers.push_back(team_.members[p]);
+          who.readers = e_.laneUse[area_].readers;  // (publish(): every peer we send to)
         } else {
           for (uint32_t p : sc_.firstWake) who.readers.push_back(team_.members[p]);
         }
@@ -456,11 +455,10 @@ class Run {
     sc_.skipped.clear();
     for (uint32_t d = 1; d < n; ++d) {
       const uint32_t q = (me_ + n - d) % n;
+      if (!a_.allPairs && !a_.receives(q)) continue;
       const auto* lane = reinterpret_cast<const LaneHeader*>(seg_.laneArea(team_.members[q], area_) + off);
-      if (receivesFrom(q))
-        sc_.from.push_back({q, kWaitLane, lane, 0, 0, 0, 0, {}});
-      else if (a_.skipsEmpty(q))
-        sc_.skipped.push_back({q, kWaitLane, lane, 0, 0, 0, 0, {}});
+      std::vector<From>& list = a_.skipEmpty && a_.recv(q).bytes() == 0 ? sc_.skipped : sc_.from;
+      list.push_back({q, kWaitLane, lane, 0, 0, 0, 0, {}});
     }
   }
 
