@@ -89,48 +89,13 @@ class AllgatherArgs final : public coll::ExchangeArgs {
   }
 };
 
-// MPI_IN_PLACE for the alltoall family: what each block holds on entry is
-// packed into a private buffer first, then sent from there, so a peer never
-// reads a block we have already overwritten.
-class InPlaceArgs final : public coll::ExchangeArgs {
- public:
-  InPlaceArgs(const coll::ExchangeArgs& inner, uint32_t n) : inner_(inner) {
-    op = inner.op;
-    skipEmpty = inner.skipEmpty;
-    off_.resize(n + 1);
-    for (uint32_t p = 0; p < n; ++p) off_[p + 1] = off_[p] + inner.recv(p).bytes();
-    data_.resize(off_[n]);
-    for (uint32_t p = 0; p < n; ++p) {
-      coll::Block b = inner.recv(p);
-      dt::Cursor c(b.buf, b.count, b.type);
-      c.pack(0, data_.data() + off_[p], b.bytes());
-    }
-  }
-  coll::Block send(uint32_t p) const override {
-    return {data_.data() + off_[p], off_[p + 1] - off_[p], api::byteType()};
-  }
-  coll::Block recv(uint32_t p) const override { return inner_.recv(p); }
-
- private:
-  const coll::ExchangeArgs& inner_;
-  std::vector<uint64_t> off_;
-  std::vector<char> data_;
-};
-
 template <class A>
 int run(rt::Comm* c, const char* fn, const A& a, bool inPlace) {
   if (c->inter) return api::runInter(c, fn, a, {true, true});  // (every pair across the groups)
-  if (api::gNonblocking) return api::runExchange(c, fn, a, inPlace && !a.broadcast);
-  if (inPlace && !a.broadcast) {
-    // The inline path writes every lane before it reads any, so it needs no
-    // copy of the receive buffer.
-    bool taken = false;
-    const int rc = coll::inlineExchange(c->team, a, &taken);
-    if (taken) return rc ? api::raise(c->handle, fn, rc) : MPI_SUCCESS;
-    InPlaceArgs ip(a, c->team.size());
-    return api::runExchange(c, fn, ip);
-  }
-  return api::runExchange(c, fn, a);
+  // (allgather in place needs nothing: its block is already where it goes)
+  coll::Flags f;
+  f.inPlace = inPlace && !a.broadcast;
+  return api::runExchange(c, fn, a, f);
 }
 
 // ---- the operations, for int (MPI_X) and big (MPI_X_c) counts ---------------------
@@ -295,11 +260,9 @@ Nonblocking* gNonblocking = nullptr;
 
 SHMCOLL_API(int, MPI_Barrier, (MPI_Comm comm)) {
   COMM_OR_FAIL(c, comm, "MPI_Barrier");
-  // An intercommunicator: a barrier over both groups (each group leaves once
-  // the other has entered, as the standard asks, and more).
-  if (c->inter) return api::finishInter(c, "MPI_Barrier", nbc::barrier(c->peers));
-  if (int rc = coll::barrier(c->team)) return api::raise(comm, "MPI_Barrier", rc);
-  return MPI_SUCCESS;
+  // (An intercommunicator: a barrier over both groups; each group leaves once
+  // the other has entered, as the standard asks, and more.)
+  return api::runBarrier(c, "MPI_Barrier");
 }
 
 SHMCOLL_API(int, MPI_Alltoall,
@@ -369,8 +332,7 @@ SHMCOLL_API(int, MPI_Allgatherv_c,
 SHMCOLL_API(int, MPI_Ibarrier, (MPI_Comm comm, MPI_Request* request)) {
   COMM_OR_FAIL(c, comm, "MPI_Ibarrier");
   SHMCOLL_REQUIRE(request, comm, "MPI_Ibarrier", MPI_ERR_ARG, "request is NULL");
-  *request = api::newRequest(nbc::barrier(rt::scheduleTeam(*c)), comm, "MPI_Ibarrier");
-  return MPI_SUCCESS;
+  return api::startNonblocking("MPI_Ibarrier", comm, request, [&] { return api::runBarrier(c, "MPI_Ibarrier"); });
 }
 
 #define NB(NAME, IMPL, ...) api::startNonblocking(NAME, comm, request, [&] { return IMPL(NAME, __VA_ARGS__); })
@@ -440,8 +402,7 @@ SHMCOLL_API(int, MPI_Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* r
   static const char* fn = "MPI_Barrier_init";
   return api::initPersistent(fn, comm, info, request, [&] {
     COMM_OR_FAIL(c, comm, fn);
-    api::launch(c, fn, [team = &rt::scheduleTeam(*c)] { return nbc::barrier(*team); });
-    return MPI_SUCCESS;
+    return api::runBarrier(c, fn);
   });
 }
 

@@ -18,17 +18,12 @@
 #include "api/api.h"
 #include "api/request.h"
 #include "coll/coll.h"
-#include "coll/exchange_inline.h"
-#include "p2p/nbc.h"
 #include "op/op.h"
 #include "runtime/comm.h"
 
 namespace shmcoll::api {
 
-inline const dt::Type* byteType() {
-  static const dt::Type* t = dt::fromHandle(MPI_BYTE);
-  return t;
-}
+inline const dt::Type* byteType() { return dt::byteType(); }
 
 // ---- nonblocking and persistent modes ---------------------------------------------
 //
@@ -262,99 +257,95 @@ coll::Block vectorBlock(const Side& s, const C* counts, const D* displs, uint32_
   return {s.buf + s.ext * static_cast<int64_t>(displs[p]), static_cast<uint64_t>(counts[p]), s.type};
 }
 
-// Runs an exchange and routes a failure through the communicator's handler;
-// in nonblocking and persistent mode, launches it as a schedule instead.  The
-// schedule maker holds a copy of the argument object (an A, not the base
-// class: a persistent request runs it again at every MPI_Start).
+// Runs `start(&request)` (one of the engine's coll::start* functions) and
+// returns the request, or, when the engine could not start the operation, a
+// completed one with the error in its status.
+template <class Start>
+p2p::Request* started(Start&& start) {
+  p2p::Request* r = nullptr;
+  if (const int rc = start(&r)) {
+    auto* d = new DoneRequest;
+    d->status.error = rc;
+    return d;
+  }
+  return r;
+}
+
+// Hands a data-moving collective to the engine: runs it (blocking), or, in
+// nonblocking and persistent mode, launches its schedule.  The schedule
+// maker holds a copy of the argument object (an A, not the base class: a
+// persistent request starts it again at every MPI_Start).  On an
+// intercommunicator the blocks are indexed by remote rank and `f.plan` says
+// which pairs across the groups this rank takes part in.
 template <class A>
-int runExchange(rt::Comm* c, const char* fn, const A& a, bool inPlace = false) {
+int runExchange(rt::Comm* c, const char* fn, const A& a, coll::Flags f = {}) {
   if (gNonblocking) {
-    launch(c, fn, [team = &c->team, a, inPlace] { return nbc::exchange(*team, a, inPlace); });
+    launch(c, fn, [at = rt::placeOf(*c), a, f] {
+      return started([&](p2p::Request** r) { return coll::startExchange(at, a, f, r); });
+    });
     return MPI_SUCCESS;
   }
-  bool taken = false;
-  int rc = coll::inlineExchange(c->team, a, &taken);  // (A is final: its blocks are computed inline)
-  if (!taken) rc = coll::exchangeGeneral(c->team, a);
-  if (rc) return raise(c->handle, fn, rc);
+  if (int rc = coll::exchange(rt::placeOf(*c), a, f)) return raise(c->handle, fn, rc);
   return MPI_SUCCESS;
 }
 
-// ---- intercommunicators -------------------------------------------------------------
-//
-// An intercommunicator's collectives run as point-to-point schedules over
-// both groups (rt::Comm::peers), blocking or not (p2p/nbc.h): the argument
-// objects of the intracommunicator forms, indexed by remote rank, say what
-// each pair moves; InterPlan says which pairs this rank takes part in.
-
-struct InterPlan {
-  bool sendAll = false, recvAll = false;  // to / from every member of the remote group
-  int sendTo = -1, recvFrom = -1;         // to / from one remote rank (rooted collectives)
-};
-
-class InterArgs final : public coll::ExchangeArgs {
- public:
-  InterArgs(const coll::ExchangeArgs& inner, const rt::Comm& c, InterPlan plan)
-      : inner_(inner), base_(c.remoteBase), n_(static_cast<uint32_t>(c.remote.size())), plan_(plan) {
-    op = inner.op;
-    allPairs = false;
-  }
-  coll::Block send(uint32_t u) const override { return sends(u) ? inner_.send(u - base_) : none(); }
-  coll::Block recv(uint32_t u) const override { return receives(u) ? inner_.recv(u - base_) : none(); }
-  bool sends(uint32_t u) const override {
-    return remote(u) && (plan_.sendAll || u - base_ == static_cast<uint32_t>(plan_.sendTo));
-  }
-  bool receives(uint32_t u) const override {
-    return remote(u) && (plan_.recvAll || u - base_ == static_cast<uint32_t>(plan_.recvFrom));
-  }
-
- private:
-  bool remote(uint32_t u) const { return u >= base_ && u - base_ < n_; }
-  static coll::Block none() { return {nullptr, 0, byteType()}; }
-  const coll::ExchangeArgs& inner_;
-  uint32_t base_, n_;
-  InterPlan plan_;
-};
-
-inline nbc::Groups groupsOf(const rt::Comm& c) {
-  return {c.localBase, c.team.size(), c.remoteBase, static_cast<uint32_t>(c.remote.size())};
+// An intercommunicator's data-moving collective (see runExchange).
+template <class A>
+int runInter(rt::Comm* c, const char* fn, const A& a, coll::InterPlan plan) {
+  return runExchange(c, fn, a, coll::Flags{false, plan});
 }
 
-// Hands out an intercommunicator schedule's request (nonblocking mode) or
-// waits for it and reports its failure.
-inline int finishInter(rt::Comm* c, const char* fn, p2p::Request* op) {
+// The reducing collectives' hand-off, likewise: `counts` for
+// reduce_scatter(_block), `root` for reduce (on an intercommunicator
+// coll::kInterRoot, coll::kInterNone or the root's remote rank).
+enum class Reducing { kReduce, kAllreduce, kReduceScatter, kReduceScatterBlock, kScan, kExscan };
+
+inline int startReducing(const coll::Place& at, Reducing k, const coll::Reduction& r, int root,
+                         const std::vector<uint64_t>& counts, p2p::Request** out) {
+  switch (k) {
+    case Reducing::kReduce: return coll::startReduce(at, r, root, out);
+    case Reducing::kAllreduce: return coll::startAllreduce(at, r, out);
+    case Reducing::kReduceScatter: return coll::startReduceScatter(at, r, counts.data(), false, out);
+    case Reducing::kReduceScatterBlock: return coll::startReduceScatter(at, r, counts.data(), true, out);
+    case Reducing::kScan: return coll::startScan(at, r, false, out);
+    case Reducing::kExscan: return coll::startScan(at, r, true, out);
+  }
+  return MPI_ERR_INTERN;
+}
+
+inline int runReducing(const coll::Place& at, Reducing k, const coll::Reduction& r, int root,
+                       const std::vector<uint64_t>& counts) {
+  switch (k) {
+    case Reducing::kReduce: return coll::reduce(at, r, root);
+    case Reducing::kAllreduce: return coll::allreduce(at, r);
+    case Reducing::kReduceScatter: return coll::reduceScatter(at, r, counts.data(), false);
+    case Reducing::kReduceScatterBlock: return coll::reduceScatter(at, r, counts.data(), true);
+    case Reducing::kScan: return coll::scan(at, r, false);
+    case Reducing::kExscan: return coll::scan(at, r, true);
+  }
+  return MPI_ERR_INTERN;
+}
+
+inline int runReduction(rt::Comm* c, const char* fn, Reducing k, const coll::Reduction& r, int root = 0,
+                        std::vector<uint64_t> counts = {}) {
   if (gNonblocking) {
-    handOut(c, fn, op);
+    launch(c, fn, [at = rt::placeOf(*c), k, r, root, counts] {
+      return started([&](p2p::Request** q) { return startReducing(at, k, r, root, counts, q); });
+    });
     return MPI_SUCCESS;
   }
-  if (int rc = p2p::wait(op)) return raisef(c->handle, fn, rc, "the job is ending");
-  const int err = op->status.error;
-  p2p::release(op);
-  if (err == MPI_ERR_TRUNCATE)
-    return raisef(c->handle, fn, err,
-                  "a block from the remote group is longer than the receive block for it (the two groups' counts or "
-                  "type signatures disagree); only what fits was received");
-  if (err) return raisef(c->handle, fn, err, "a point-to-point transfer of the operation failed");
+  if (int rc = runReducing(rt::placeOf(*c), k, r, root, counts)) return raise(c->handle, fn, rc);
   return MPI_SUCCESS;
 }
 
-// The same for a schedule `make` starts (it owns what it uses): launched in
-// nonblocking and persistent mode, else started and waited for.
-template <class Make>
-  requires std::is_invocable_r_v<p2p::Request*, Make>
-int finishInter(rt::Comm* c, const char* fn, Make&& make) {
+// MPI_Barrier and its nonblocking and persistent forms.
+inline int runBarrier(rt::Comm* c, const char* fn) {
   if (gNonblocking) {
-    launch(c, fn, std::forward<Make>(make));
+    launch(c, fn, [at = rt::placeOf(*c)] { return started([&](p2p::Request** r) { return coll::startBarrier(at, r); }); });
     return MPI_SUCCESS;
   }
-  return finishInter(c, fn, make());
-}
-
-template <class A>
-int runInter(rt::Comm* c, const char* fn, const A& a, InterPlan plan) {
-  return finishInter(c, fn, [c, a, plan] {
-    InterArgs ia(a, *c, plan);
-    return nbc::exchange(c->peers, ia, false);
-  });
+  if (int rc = coll::barrier(rt::placeOf(*c))) return raise(c->handle, fn, rc);
+  return MPI_SUCCESS;
 }
 
 }  // namespace shmcoll::api

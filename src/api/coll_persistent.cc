@@ -14,7 +14,7 @@
 //
 // Matching: the request takes its communicator's next nonblocking operation
 // number at _init (the _init calls are ordered like any collective) and every
-// instance travels under it (nbc::FixedNumber), so persistent requests may be
+// instance travels under it (coll::FixedNumber), so persistent requests may be
 // started in any order, even a different one on each rank, and interleaved
 // with blocking and nonblocking collectives, as MPI-4.0 allows.
 //
@@ -82,7 +82,7 @@ int finishPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* 
   e->collective = true;
   e->start = [pc]() -> p2p::Request* {
     if (!pc->init.start) return new DoneRequest;  // (nothing to move)
-    nbc::FixedNumber fixed(rt::scheduleTeam(*pc->comm), pc->number);
+    coll::FixedNumber fixed(rt::scheduleTeam(*pc->comm), pc->number);
     return pc->init.start();
   };
   *request = h;

@@ -28,8 +28,7 @@ int checkReduction(const Checker& k, int64_t count, MPI_Datatype datatype, MPI_O
   CHECK_ARG(k.type("datatype", datatype, &r->type));
   if (int rc = op::check(op, datatype)) return api::raise(k.comm, k.fn, rc);
   api::keepOp(op);
-  r->dtype = datatype;
-  r->op = op;
+  r->op = op::makeOperator(op, datatype);
   r->count = static_cast<uint64_t>(count);
   return MPI_SUCCESS;
 }
@@ -45,11 +44,6 @@ int checkEveryRank(const Checker& k, const void* sendbuf, void* recvbuf, int64_t
   if (!inPlace) CHECK_ARG(k.buffer("sendbuf", sendbuf, r->count, r->type));
   r->in = inPlace ? nullptr : sendbuf;
   r->out = recvbuf;
-  return MPI_SUCCESS;
-}
-
-int done(rt::Comm* c, const char* fn, int rc) {
-  if (rc) return api::raise(c->handle, fn, rc);
   return MPI_SUCCESS;
 }
 
@@ -71,9 +65,8 @@ int interReduce(rt::Comm* c, const Checker& k, const void* sendbuf, void* recvbu
     r.in = atRoot ? nullptr : sendbuf;
     r.out = atRoot ? recvbuf : nullptr;
   }
-  const int role = root == MPI_ROOT ? nbc::kInterRoot : root == MPI_PROC_NULL ? nbc::kInterNone : root;
-  return api::finishInter(c, k.fn,
-                          [c, r, role] { return nbc::interReduce(c->peers, api::groupsOf(*c), r, role); });
+  const int role = root == MPI_ROOT ? coll::kInterRoot : root == MPI_PROC_NULL ? coll::kInterNone : root;
+  return api::runReduction(c, k.fn, api::Reducing::kReduce, r, role);
 }
 
 int interAllreduce(rt::Comm* c, const Checker& k, const void* sendbuf, void* recvbuf, int64_t count,
@@ -81,7 +74,7 @@ int interAllreduce(rt::Comm* c, const Checker& k, const void* sendbuf, void* rec
   CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
-  return api::finishInter(c, k.fn, [c, r] { return nbc::interAllreduce(c->peers, api::groupsOf(*c), r); });
+  return api::runReduction(c, k.fn, api::Reducing::kAllreduce, r);
 }
 
 template <class C>
@@ -105,11 +98,7 @@ int reduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Data
   }
   r.in = inPlace ? nullptr : sendbuf;
   r.out = atRoot ? recvbuf : nullptr;  // only the root's out is significant
-  if (api::gNonblocking) {
-    api::launch(c, fn, [team = &c->team, r, root] { return nbc::reduce(*team, r, root); });
-    return MPI_SUCCESS;
-  }
-  return done(c, fn, coll::reduce(c->team, r, static_cast<uint32_t>(root)));
+  return api::runReduction(c, fn, api::Reducing::kReduce, r, root);
 }
 
 template <class C>
@@ -120,11 +109,7 @@ int allreduce(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_D
   if (c->inter) return interAllreduce(c, k, sendbuf, recvbuf, count, datatype, op);
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
-  if (api::gNonblocking) {
-    api::launch(c, fn, [team = &c->team, r] { return nbc::reduce(*team, r, -1); });
-    return MPI_SUCCESS;
-  }
-  return done(c, fn, coll::allreduce(c->team, r));
+  return api::runReduction(c, fn, api::Reducing::kAllreduce, r);
 }
 
 // reduce_scatter (counts given) and reduce_scatter_block (`counts` null, `each` per rank).
@@ -147,8 +132,7 @@ int reduceScatter(const char* fn, const void* sendbuf, void* recvbuf, const C* c
   CHECK_ARG(k.type("datatype", datatype, &r.type));
   if (int rc = op::check(op, datatype)) return api::raise(comm, fn, rc);
   api::keepOp(op);
-  r.dtype = datatype;
-  r.op = op;
+  r.op = op::makeOperator(op, datatype);
   r.count = total;
   CHECK_ARG(k.recvNotInPlace(recvbuf));
   if (c->inter) CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
@@ -160,14 +144,8 @@ int reduceScatter(const char* fn, const void* sendbuf, void* recvbuf, const C* c
   r.out = recvbuf;
   // (An intercommunicator's counts are its local group's; the other group's
   // inputs are reduced and cut by them.)
-  if (c->inter)
-    return api::finishInter(
-        c, fn, [c, r, cnt] { return nbc::interReduceScatter(c->peers, api::groupsOf(*c), r, cnt.data()); });
-  if (api::gNonblocking) {  // (nonblocking or persistent: the schedule maker owns copies of the arguments)
-    api::launch(c, fn, [team = &c->team, r, cnt] { return nbc::reduceScatter(*team, r, cnt.data()); });
-    return MPI_SUCCESS;
-  }
-  return done(c, fn, coll::reduceScatter(c->team, r, cnt.data(), counts == nullptr));
+  return api::runReduction(c, fn, counts ? api::Reducing::kReduceScatter : api::Reducing::kReduceScatterBlock, r, 0,
+                           std::move(cnt));
 }
 
 template <class C>
@@ -179,11 +157,7 @@ int scan(const char* fn, const void* sendbuf, void* recvbuf, C count, MPI_Dataty
   Checker k{comm, fn};
   coll::Reduction r;
   CHECK_ARG(checkEveryRank(k, sendbuf, recvbuf, count, datatype, op, &r));
-  if (api::gNonblocking) {
-    api::launch(c, fn, [team = &c->team, r, exclusive] { return nbc::scan(*team, r, exclusive); });
-    return MPI_SUCCESS;
-  }
-  return done(c, fn, coll::scan(c->team, r, exclusive));
+  return api::runReduction(c, fn, exclusive ? api::Reducing::kExscan : api::Reducing::kScan, r);
 }
 
 }  // namespace

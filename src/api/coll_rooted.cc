@@ -79,7 +79,7 @@ int interBcast(rt::Comm* c, const Checker& k, const char* fn, void* buffer, C co
   CHECK_ARG(k.interRoot(root, rt::peerCount(*c)));
   BcastArgs a;
   a.op = coll::Op::kBcast;
-  api::InterPlan plan;
+  coll::InterPlan plan;
   if (root != MPI_PROC_NULL) {
     Side s;
     CHECK_ARG(k.interNotInPlace("buffer", buffer));
@@ -102,7 +102,7 @@ int interGather(rt::Comm* c, const Checker& k, const char* fn, const void* sendb
   CHECK_ARG(k.interRoot(root, n));
   GatherArgs<C, D> a;
   a.op = vector ? coll::Op::kGatherv : coll::Op::kGather;
-  api::InterPlan plan;
+  coll::InterPlan plan;
   if (root == MPI_ROOT) {  // receives a block from every remote rank; a.me == a.root picks them
     CHECK_ARG(k.interNotInPlace("recvbuf", recvbuf));
     if (vector) {
@@ -134,7 +134,7 @@ int interScatter(rt::Comm* c, const Checker& k, const char* fn, const void* send
   CHECK_ARG(k.interRoot(root, n));
   ScatterArgs<C, D> a;
   a.op = vector ? coll::Op::kScatterv : coll::Op::kScatter;
-  api::InterPlan plan;
+  coll::InterPlan plan;
   if (root == MPI_ROOT) {  // sends a block to every remote rank; a.me == a.root picks them
     CHECK_ARG(k.interNotInPlace("sendbuf", sendbuf));
     if (vector) {

@@ -1,116 +1,165 @@
-// The collectives as the API layer calls them.
+// The collectives as the front end (api/) calls them.
 //
-// Every data-moving collective is expressed as an exchange: for each pair of
-// team members (i, j), a stream of bytes that i packs from its send block for
-// j and j unpacks into its receive block for i.  Alltoall(v,w) have one send
-// block per peer; allgather(v) send one block to everybody (broadcast).  The
-// registry (registry.cc) picks an algorithm per operation; each algorithm
-// lives in its own file with a comment saying how it works and what it costs.
+// Every data-moving collective is described as per-pair blocks: for each pair
+// of team members (i, j), what i sends j and where j receives it from i
+// (ExchangeArgs, a transport::Pairs that also names its operation).  The
+// reductions add an operator and the way the result is cut (Reduction).  An
+// operation runs in one of two modes:
+//   - blocking: run now, through the algorithm the registry picks for the
+//     operation, the team and the sizes (registry.h), the inline path first;
+//   - nonblocking: started as a schedule of point-to-point messages
+//     (coll/sched.h) that the progress engine advances; the returned request
+//     completes when it is done.  A persistent collective keeps its prepared
+//     arguments and starts one such schedule at every MPI_Start.
+// Both go through one dispatch point (registry.cc), which also serves the
+// intercommunicator forms (coll/inter.h).
+//
+// Nothing here names an MPI handle: the front end turns handles into teams,
+// dt::Types, buffers and an Operator.
 #pragma once
-
-#include <mpi.h>
 
 #include <cstdint>
 
-#include "coll/engine.h"
+#include "coll/op.h"
+#include "coll/team.h"
 #include "dt/datatype.h"
+#include "p2p/p2p.h"
+#include "transport/block.h"
+#include "transport/round.h"
 
 namespace shmcoll::coll {
 
-// `count` elements of `type` at `buf`: one side of one pair.
-struct Block {
-  const char* buf = nullptr;
-  uint64_t count = 0;
-  const dt::Type* type = nullptr;
-  uint64_t bytes() const { return count * type->size; }
-};
+using transport::Block;
 
-// The operation an exchange belongs to (algorithm forcing and SHMCOLL_VERBOSE
-// go by it; the reducing collectives run their exchanges under their own name).
-enum class Op {
-  kAlltoall, kAlltoallv, kAlltoallw, kAllgather, kAllgatherv,
-  kBcast, kGather, kGatherv, kScatter, kScatterv,
-  kReduce, kAllreduce, kReduceScatter, kReduceScatterBlock, kScan, kExscan,
-  kCount
-};
-const char* opName(Op op);
-
-// What one rank contributes to an exchange.  Indexed by team rank.
-class ExchangeArgs {
+// What one rank contributes to a data-moving collective, indexed by team rank
+// (the remote group's rank on an intercommunicator).
+class ExchangeArgs : public transport::Pairs {
  public:
   Op op = Op::kAlltoall;
-  // send(p) is the same block for every p (allgather family, bcast): the
-  // sender announces it once, in a lane all readers share.  Must be the same
-  // on every rank of the operation, senders or not (readers look for it).
-  bool broadcast = false;
-  virtual ~ExchangeArgs() = default;
-  virtual Block send(uint32_t peer) const = 0;
-  virtual Block recv(uint32_t peer) const = 0;
-  // Pairs that the operation leaves empty by definition, on both sides (the
-  // non-root ranks of a rooted collective exchange nothing with each other):
-  // the engine skips them without publishing or reading a table entry, so a
-  // rooted operation costs O(1) control traffic on a non-root rank.  When
-  // `allPairs` is false, sends(p) on rank i must equal receives(i) on rank p.
-  bool allPairs = true;
-  virtual bool sends(uint32_t peer) const { return true; }
-  virtual bool receives(uint32_t peer) const { return true; }
-  // A receiver does not wait for the pairs it expects no bytes from (the
-  // alltoall and allgather families): in a sparse alltoallv no rank waits
-  // for a peer that sends it nothing.  Senders still write every lane, so a
-  // receiver that expects bytes from a peer that sends none reads the empty
-  // lane and returns MPI_ERR_COUNT.  The other disagreement (bytes sent to a
-  // receiver that expects none) is not reported: the receiver consumes a
-  // stream or pull it finds while it waits anyway, else the sender gives up
-  // once the receiver has finished (Engine::slotReaders); the receive buffer
-  // is never touched.
-  bool skipEmpty = false;
-  bool receivesFrom(uint32_t peer) const {
-    return (allPairs || receives(peer)) && (!skipEmpty || recv(peer).bytes() != 0);
-  }
-  // A pair this rank skips only because its receive block is empty.
-  bool skipsEmpty(uint32_t peer) const {
-    return skipEmpty && (allPairs || receives(peer)) && recv(peer).bytes() == 0;
+};
+
+// The reduction operator, as the front end supplies it: apply(o, in, inout,
+// count, type) computes inout[i] = in[i] (op) inout[i] for `count` elements
+// of `type` laid out as in a user buffer (the order the standard gives user
+// functions); hold(o, true/false) takes and drops a reference on what it
+// refers to while a nonblocking schedule may still call it (nullptr: nothing
+// to hold).  `a` and `b` are the front end's own words (api/: the MPI_Op and
+// MPI_Datatype handles).
+struct Operator {
+  void (*apply)(const Operator& o, const void* in, void* inout, uint64_t count, const dt::Type* type) = nullptr;
+  void (*hold)(const Operator& o, bool take) = nullptr;
+  uint64_t a = 0, b = 0;
+  void operator()(const void* in, void* inout, uint64_t count, const dt::Type* type) const {
+    apply(*this, in, inout, count, type);
   }
 };
 
-// Runs the exchange with the algorithm the registry picks.
-// Returns 0, or MPI_ERR_TRUNCATE / MPI_ERR_COUNT when a peer's byte count
-// disagrees with ours (no byte is written outside our receive blocks, and
-// every rank still returns), or another error class.
-int exchange(Team& team, const ExchangeArgs& args);
-// The same without trying the inline path (exchange_inline.h) first: for
-// callers that already did.
-int exchangeGeneral(Team& team, const ExchangeArgs& args);
-
-// The reducing collectives (reduce.cc).  `in` is this rank's contribution,
-// `count` elements of `type` laid out as in a user buffer, or nullptr when it
-// is already in `out` (MPI_IN_PLACE).  `dtype` is the handle of `type` (user
-// operations receive it); `op` must have passed op::check for it.
+// One rank's part of a reduction: `count` elements of `type` at `in`, laid
+// out as in a user buffer, or in `out` already (in == nullptr: MPI_IN_PLACE).
 struct Reduction {
   const void* in = nullptr;
   void* out = nullptr;
   uint64_t count = 0;
   const dt::Type* type = nullptr;
-  MPI_Datatype dtype = MPI_DATATYPE_NULL;
-  MPI_Op op = MPI_OP_NULL;
+  Operator op;
 };
+
+// Where an operation runs: a team, or both groups of an intercommunicator.
+struct Groups {
+  uint32_t localBase, localSize, remoteBase, remoteSize;  // each group's run of `peers`
+};
+struct Place {
+  Team* team = nullptr;   // an intracommunicator's team; an intercommunicator's local group
+  Team* peers = nullptr;  // an intercommunicator: both groups in the order all members share
+  Groups groups{};
+  bool inter() const { return peers != nullptr; }
+  // The team nonblocking schedules run on.
+  Team& scheduleTeam() const { return peers ? *peers : *team; }
+};
+
+// On an intercommunicator, which pairs across the groups a rank takes part in
+// (the blocks of ExchangeArgs are then indexed by remote rank).
+struct InterPlan {
+  bool sendAll = false, recvAll = false;  // to / from every member of the remote group
+  int sendTo = -1, recvFrom = -1;         // to / from one remote rank (rooted collectives)
+};
+
+// How a data-moving collective is run: with MPI_IN_PLACE (the receive blocks
+// hold what is sent; the alltoall family) and, on an intercommunicator, its plan.
+struct Flags {
+  bool inPlace = false;
+  InterPlan plan;
+};
+
+// ---- blocking -------------------------------------------------------------
+// Each returns 0 or an error class with the reason recorded (err::kTruncate /
+// err::kCount when a peer's byte count disagrees with ours: no byte is
+// written outside our receive blocks, and every rank still returns).
+
+// A data-moving collective.  Call it with the argument class itself (a
+// `final` class), so the inline path computes its blocks without virtual calls.
+template <class A>
+int exchange(const Place& at, const A& a, const Flags& f = {});
+int barrier(const Place& at);
 // out = in_0 (op) in_1 (op) ... (op) in_{n-1} on every rank.
-int allreduce(Team& team, const Reduction& r);
-// The same, on `root` only (out is not touched elsewhere).
-int reduce(Team& team, const Reduction& r, uint32_t root);
+int allreduce(const Place& at, const Reduction& r);
+// The same on `root` only (out is not touched elsewhere).  On an
+// intercommunicator `root` is kInterRoot, kInterNone or the root's rank in the
+// remote group, and the result is the other group's inputs reduced.
+int reduce(const Place& at, const Reduction& r, int root);
 // Element block p (counts[p] elements, in rank order) of the reduction lands
-// in `out` on rank p; r.count is the sum of counts.  `block` says whether the
-// caller is MPI_Reduce_scatter_block (for algorithm naming).
-int reduceScatter(Team& team, const Reduction& r, const uint64_t* counts, bool block);
-// out = in_0 (op) ... (op) in_me (inclusive) or ... in_{me-1} (exclusive; rank
-// 0's out is not touched).
-int scan(Team& team, const Reduction& r, bool exclusive);
+// in `out` on rank p; r.count is the sum of counts.  `block`: called as
+// MPI_Reduce_scatter_block (for the algorithm's name).
+int reduceScatter(const Place& at, const Reduction& r, const uint64_t* counts, bool block);
+// out = in_0 (op) ... (op) in_me (inclusive) or ... in_{me-1} (exclusive;
+// rank 0's out is not touched).  Intracommunicators only.
+int scan(const Place& at, const Reduction& r, bool exclusive);
 
-// Dissemination barrier over the team.
-int barrier(Team& team);
+constexpr int kInterRoot = -1;  // on an intercommunicator: this rank is the root (MPI_ROOT)
+constexpr int kInterNone = -2;  // this rank takes no part (MPI_PROC_NULL)
 
-// Small allgather of `bytes` raw bytes per member into out[team.size() * bytes];
-// used when communicators are created.
+// ---- nonblocking ----------------------------------------------------------
+// Each starts a schedule and hands out its request in *out (owned by the
+// caller until p2p::release); returns 0 or an error class.  The argument
+// object may go away after the call; buffers must stay valid until the
+// request completes.  A persistent request calls these again at each
+// MPI_Start, with the number it took at its _init call (FixedNumber).
+
+int startExchange(const Place& at, const ExchangeArgs& a, const Flags& f, p2p::Request** out);
+int startBarrier(const Place& at, p2p::Request** out);
+int startAllreduce(const Place& at, const Reduction& r, p2p::Request** out);
+int startReduce(const Place& at, const Reduction& r, int root, p2p::Request** out);
+int startReduceScatter(const Place& at, const Reduction& r, const uint64_t* counts, bool block, p2p::Request** out);
+int startScan(const Place& at, const Reduction& r, bool exclusive, p2p::Request** out);
+
+// Persistent collectives take their operation number once, at
+// initialisation: MPI-4.0 orders the _init calls like any collective but lets
+// the requests be started in any order, even a different one on each rank.
+// While a FixedNumber lives, a schedule started on `team` takes `number`
+// instead of the next one.  Successive instances of one request reuse its
+// number: a rank starts instance k+1 only once its instance k has completed,
+// and messages of one sender on one tag match in order, so a message of
+// instance k+1 that arrives early waits for instance k+1's receive.
+class FixedNumber {
+ public:
+  FixedNumber(Team& team, uint32_t number) : team_(team), saved_(team.nbcSeq) { team.nbcSeq = number; }
+  ~FixedNumber() { team_.nbcSeq = saved_; }
+  FixedNumber(const FixedNumber&) = delete;
+  FixedNumber& operator=(const FixedNumber&) = delete;
+
+ private:
+  Team& team_;
+  uint32_t saved_;
+};
+
+// The dissemination barrier on `team`, without the dispatcher (MPI_Init,
+// MPI_Finalize and communicator teardown use it).
+int barrierOn(Team& team);
+
+// Small allgather of `bytes` raw bytes per member into out[team.size() * bytes]
+// (communicator creation).
 int allgatherBytes(Team& team, const void* mine, uint64_t bytes, void* out);
 
 }  // namespace shmcoll::coll
+
+#include "coll/dispatch.h"  // (the template above)

@@ -1,17 +1,18 @@
-// The non-template parts of the inline path (exchange_inline.h has how it works).
+// The non-template parts of the inline path (exchange_inline.h has how it
+// works), and its registry entry.
 #include "coll/exchange_inline.h"
-
-#include <mpi.h>
 
 #include <cstdio>
 
+#include "coll/registry.h"
 #include "dt/datatype.h"
 
 namespace shmcoll::coll {
 
 namespace {
 
-// Reused by every inline exchange of this process, so none allocates.
+// Reused by every inline exchange of this process, so none allocates.  One
+// blocking collective runs at a time in a process (they share its lane areas).
 struct InlineScratch {
   std::vector<uint32_t> pending, rest;
 };
@@ -25,8 +26,9 @@ InlineScratch& scratch() {
 
 }  // namespace
 
-int inlineBegin(Team& team, const ExchangeArgs& a, InlineRun* r) {
-  Engine& e = engine();
+int inlineBegin(Team& team, const transport::Pairs& a, InlineRun* r) {
+  transport::Lanes& lanes = transport::lanes();
+  const segment::View& seg = transport::world().seg;
   const uint32_t n = team.size();
   InlineScratch& sc = scratch();
   sc.pending.clear();
@@ -37,24 +39,20 @@ int inlineBegin(Team& team, const ExchangeArgs& a, InlineRun* r) {
   r->seq = team.next();
   r->tag = segment::laneTag(r->seq, team.ctxId);
   r->area = static_cast<uint32_t>(r->seq & 1);
-  r->laneBytes = a.broadcast ? e.seg.laneAreaBytes() : e.seg.laneBytes(n);
-  r->mine = e.seg.laneArea(e.rank, r->area);
+  r->laneBytes = a.broadcast ? seg.laneAreaBytes() : seg.laneBytes(n);
+  r->mine = transport::laneArea(transport::world().rank, r->area);
   // The area is free once every reader of its previous use finished that
-  // operation (exchange_streamed.cc: usually known from the lanes read since).
-  SHMCOLL_CHECK(reclaimLaneArea(r->area));
-  LaneUse& use = e.laneUse[r->area];
-  // Every other member reads this use.
-  use.readers.resize(n - 1);
-  for (uint32_t p = 0, k = 0; p < n; ++p)
-    if (p != team.rank) use.readers[k++] = team.members[p];
-  use.ctx = team.ctxId;
-  use.seq = r->seq;
+  // operation (usually known from the lanes read since).
+  SHMCOLL_CHECK(lanes.claim(r->area, team.ctxId, r->seq));
+  std::vector<uint32_t>& readers = lanes.readers(r->area);  // (every other member)
+  for (uint32_t p = 0; p < n; ++p)
+    if (p != team.rank) readers.push_back(team.members[p]);
   return 0;
 }
 
 void inlineMismatch(InlineRun& r, uint32_t q, uint64_t theirs, uint64_t ours) {
   if (r.status) return;
-  r.status = theirs > ours ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT;
+  r.status = theirs > ours ? err::kTruncate : err::kCount;
   char buf[256];
   snprintf(buf, sizeof buf,
            "rank %u sent %llu bytes to rank %u but the receive block holds %llu bytes "
@@ -65,26 +63,27 @@ void inlineMismatch(InlineRun& r, uint32_t q, uint64_t theirs, uint64_t ours) {
 
 void inlinePack(char* lane, const Block& b, uint64_t bytes, uint64_t tag) {
   dt::Cursor cur(b.buf, b.count, b.type);
-  writeInline(lane, bytes, tag, true, [&](uint64_t off, char* d, uint64_t n) {
+  transport::writeInline(lane, bytes, tag, true, [&](uint64_t off, char* d, uint64_t n) {
     if (n) cur.pack(off, d, n);
   });
 }
 
 void inlineUnpack(const Block& b, const char* lane, uint64_t bytes, uint64_t use) {
   dt::Cursor cur(b.buf, b.count, b.type);
-  readInline(lane, bytes, use, [&](uint64_t off, const char* s, uint64_t n) {
+  transport::readInline(lane, bytes, use, [&](uint64_t off, const char* s, uint64_t n) {
     if (n) cur.unpack(off, s, n);
   });
 }
 
-int inlineEnd(InlineRun& r, const ExchangeArgs& a) {
-  Engine& e = engine();
+int inlineEnd(InlineRun& r, const transport::Pairs& a) {
+  const transport::World& w = transport::world();
   Team& team = *r.team;
   const uint32_t n = team.size(), me = team.rank;
   if (!r.rest->empty()) [[unlikely]] {
-    // (inlineRest reuses the streamed exchange's scratch, not ours)
-    if (int rc = inlineRest(r, a, r.rest->data(), static_cast<uint32_t>(r.rest->size()))) {
-      if (rc != MPI_ERR_TRUNCATE && rc != MPI_ERR_COUNT) return rc;  // the job is ending, or a pull failed
+    transport::InlineLeftovers left{r.seq,       r.tag,          r.area,
+                                    r.laneBytes, r.rest->data(), static_cast<uint32_t>(r.rest->size())};
+    if (int rc = transport::finishInlineRound(team, a, left, team.cache().roundScratch())) {
+      if (rc != err::kTruncate && rc != err::kCount) return rc;  // the job is ending, or a pull failed
       if (!r.status) {
         r.status = rc;
         r.reason = lastReason();
@@ -93,15 +92,15 @@ int inlineEnd(InlineRun& r, const ExchangeArgs& a) {
   }
   // Everything addressed to us has been read: release the senders.  The
   // exchange is a full fence, which the wake-up check after it needs.
-  e.seg.ctx(e.rank, team.ctxId)->consumed.v.exchange(r.seq, std::memory_order_seq_cst);
+  w.seg.ctx(w.rank, team.ctxId)->consumed.v.exchange(r.seq, std::memory_order_seq_cst);
   for (uint32_t i = 0; i < n; ++i)
-    if (i != me) channel::wakeIfSleeping(e.seg.ctl(team.members[i]));
+    if (i != me) wait::wakeIfSleeping(w.seg.ctl(team.members[i]));
   // Every peer announced this operation, so it is done reading the other
   // area: ask for its lines now (see exchange_inline.h).  As many lines per
   // lane as this operation wrote, at most 8 (a 440-byte block), and at most
   // 32 lanes.
   if (copy::hasPrefetchW()) {
-    char* other = e.seg.laneArea(e.rank, r.area ^ 1);
+    char* other = transport::laneArea(w.rank, r.area ^ 1);
     const uint64_t lines = std::min<uint64_t>(segment::laneInlineLines(r.lastBytes), 8);
     if (a.broadcast) {
       for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
@@ -117,5 +116,40 @@ int inlineEnd(InlineRun& r, const ExchangeArgs& a) {
     return fail(r.status, "%s", r.reason.c_str());
   return 0;
 }
+
+namespace {
+
+constexpr uint32_t kInlineOps = opBit(Op::kAlltoall) | opBit(Op::kAlltoallv) | opBit(Op::kAlltoallw) |
+                                opBit(Op::kAllgather) | opBit(Op::kAllgatherv);
+
+// Through the registry (a forced choice, or a reduction's inner exchange)
+// the inline path runs on the base class, with virtual calls.
+bool eligible(const Operation& o) {
+  if (!o.args || !o.args->allPairs || o.team().size() == 1) return false;
+  const InlineGate& g = inlineGate(o.team(), o.args->op);
+  const uint64_t cap = g.cap[o.args->broadcast ? 1 : 0];
+  const uint32_t n = o.team().size(), me = o.team().rank;
+  if (o.args->broadcast) return o.args->send(0).bytes() <= cap;
+  for (uint32_t p = 0; p < n; ++p)
+    if (p != me && o.args->send(p).bytes() > cap) return false;
+  return true;
+}
+
+int run(Operation& o) {
+  bool taken = false;
+  const int rc = inlineExchange<ExchangeArgs>(o.team(), *o.args, &taken);
+  return taken ? rc : fail(err::kIntern, "the inline path declined an operation it accepted");
+}
+
+}  // namespace
+
+extern const Algorithm kInlineAlgorithm = {"inline",
+                                           "every block in its lane, with its announcement (small blocks)",
+                                           kInlineOps,
+                                           kBlocking,
+                                           false,
+                                           eligible,
+                                           [](const Operation&) { return 0.0; },
+                                           run};
 
 }  // namespace shmcoll::coll

@@ -1,8 +1,8 @@
 // Algorithm: inline -- the exchange's path for small blocks, when every block
 // this rank sends fits its lane.
 //
-// How it works.  The same lanes as the streamed exchange (exchange_streamed.cc
-// has the protocol and the rule for reusing a lane area), with nothing else:
+// How it works.  The lanes of a transport round (transport/round.h has the
+// protocol, transport/lanes.h the rule for reusing a lane area), nothing else:
 // the rank takes the operation's sequence number, makes sure the lane area of
 // that parity is free, writes each peer's block behind the lane header and
 // release-stores the tag, copies its own block, then reads each peer's lane as
@@ -16,12 +16,12 @@
 // operation's lane stores then find their lines in this core's cache instead
 // of invalidating the readers' copies while the readers wait.
 //
-// Lanes keep the streamed exchange's format, so a lane from a peer that did
-// not send inline (its block did not fit: an erroneous program whose counts
-// disagree, or different SHMCOLL_INLINE_MAX settings) is handed to the general
-// consumer (inlineRest), and a byte count that differs from the receive
-// block's gives MPI_ERR_TRUNCATE or MPI_ERR_COUNT after the common part is
-// delivered, as there.
+// Lanes keep the round's format, so a lane from a peer that did not send
+// inline (its block did not fit: an erroneous program whose counts disagree,
+// or different SHMCOLL_INLINE_MAX settings) is handed to the round's consumer
+// (transport::finishInlineRound), and a byte count that differs from the
+// receive block's gives err::kTruncate or err::kCount after the common part
+// is delivered, as there.
 //
 // Why a separate path.  With two ranks on two cores a small collective takes
 // about one cache-line transfer plus the instructions both ranks run between
@@ -39,10 +39,12 @@
 // out with the first line and every later line carries its own stamp, so a
 // reader copies lines as they arrive rather than after the last one.
 //
-// Chosen before the registry's algorithms whenever every block this rank
-// sends fits (SHMCOLL_INLINE_MAX, capped by the lane), on intracommunicators,
-// in blocking calls, for operations in which every pair exchanges (alltoall
-// family, allgather family, the one-exchange allreduce).
+// Chosen (registered as "inline") whenever every block this rank sends fits
+// (SHMCOLL_INLINE_MAX, capped by the lane), on intracommunicators, in blocking
+// calls, for operations in which every pair exchanges (alltoall family,
+// allgather family, the one-exchange allreduce); the blocking entry point
+// (coll/dispatch.h) tests that before asking the registry, and forcing
+// another algorithm (or SHMCOLL_PULL=always) closes its gate.
 #pragma once
 
 #include <algorithm>
@@ -52,60 +54,55 @@
 #include <string>
 #include <vector>
 
-#include "channel/wait.h"
-#include "coll/coll.h"
-#include "coll/streamed.h"
+#include "coll/op.h"
+#include "coll/team.h"
 #include "common/status.h"
 #include "copy/copy.h"
+#include "transport/block.h"
+#include "transport/lane.h"
+#include "transport/lanes.h"
+#include "transport/round.h"
+#include "wait/wait.h"
 
 namespace shmcoll::coll {
+
+using transport::Block;
 
 // What the non-template parts of one inline exchange share.
 struct InlineRun {
   Team* team = nullptr;
   uint64_t seq = 0, tag = 0;
   uint32_t area = 0;
-  uint64_t laneBytes = 0;     // distance between lanes (a whole area for broadcast)
-  char* mine = nullptr;       // this rank's lane area for the operation
-  uint64_t lastBytes = 0;     // bytes of the last lane written (sizes the prefetch)
-  int status = 0;             // first error: the own block's copy or a count mismatch
-  std::string reason;         // ... and why
+  uint64_t laneBytes = 0;                    // distance between lanes (a whole area for broadcast)
+  char* mine = nullptr;                      // this rank's lane area for the operation
+  uint64_t lastBytes = 0;                    // bytes of the last lane written (sizes the prefetch)
+  int status = 0;                            // first error: the own block's copy or a count mismatch
+  std::string reason;                        // ... and why
   std::vector<uint32_t>* pending = nullptr;  // peers whose lanes were not written yet
   std::vector<uint32_t>* rest = nullptr;     // peers whose lanes were not inline
 };
 
-// The largest block op's inline path takes on a team of n ranks (0 when it
-// must not run: a forced single_copy algorithm), per lane kind (0: a lane per
-// reader, 1: one shared lane); looked up again (inlineGateFill) when the team
-// size changes.  noteInline reports the path under SHMCOLL_VERBOSE.
-struct InlineGate {
-  uint32_t ranks = 0;
-  bool verbose = false;
-  uint64_t cap[2] = {};
-};
-extern InlineGate gInlineGate[static_cast<int>(Op::kCount)];
-void inlineGateFill(Op op, uint32_t n);
+// The largest block op's inline path takes on `team` (0 when it must not
+// run), for a lane per reader or one shared lane (broadcast).
+void fillInlineGate(Team& team, Op op);
 void noteInline(Op op, uint32_t n);
-inline uint64_t inlineCap(Op op, uint32_t n, bool broadcast) {
-  const InlineGate& g = gInlineGate[static_cast<int>(op)];
-  if (g.ranks != n) [[unlikely]]
-    inlineGateFill(op, n);
-  return g.cap[broadcast ? 1 : 0];
+inline const InlineGate& inlineGate(Team& team, Op op) {
+  InlineGate& g = team.gate(op);
+  if (!g.filled) [[unlikely]]
+    fillInlineGate(team, op);
+  return g;
 }
 // Takes the sequence number and the lane area (waiting for its readers if
 // needed) and fills `r`.
-int inlineBegin(Team& team, const ExchangeArgs& a, InlineRun* r);
+int inlineBegin(Team& team, const transport::Pairs& a, InlineRun* r);
 // Records a byte count that differs from the receive block's (the first one wins).
 void inlineMismatch(InlineRun& r, uint32_t q, uint64_t theirs, uint64_t ours);
 // Packs or unpacks a non-contiguous block (rare on this path).
 void inlinePack(char* lane, const Block& b, uint64_t bytes, uint64_t tag);
 void inlineUnpack(const Block& b, const char* lane, uint64_t bytes, uint64_t use);
-// Finishes, once every peer's lane was read or is in r.rest: the general
+// Finishes, once every peer's lane was read or is in r.rest: the round's
 // consumer for r.rest, `consumed`, wake-ups, the prefetch; returns the status.
-int inlineEnd(InlineRun& r, const ExchangeArgs& a);
-// Reads the lanes of the peers in `rest` with the streamed exchange's consumer
-// (exchange_streamed.cc).
-int inlineRest(const InlineRun& r, const ExchangeArgs& a, const uint32_t* rest, uint32_t count);
+int inlineEnd(InlineRun& r, const transport::Pairs& a);
 
 namespace detail {
 
@@ -114,7 +111,8 @@ inline void putLane(InlineRun& r, char* lane, const Block& b) {
   const uint64_t bytes = b.bytes();
   if (b.type->contiguous) {
     const char* src = b.buf + b.type->trueLb;
-    writeInline(lane, bytes, r.tag, true, [src](uint64_t off, char* d, uint64_t n) { copyPiece(d, src + off, n); });
+    transport::writeInline(lane, bytes, r.tag, true,
+                           [src](uint64_t off, char* d, uint64_t n) { transport::copyPiece(d, src + off, n); });
   } else {
     inlinePack(lane, b, bytes, r.tag);
   }
@@ -123,10 +121,8 @@ inline void putLane(InlineRun& r, char* lane, const Block& b) {
 
 template <class A>
 int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* lane) {
-  Engine& e = engine();
   Team& t = *r.team;
-  uint64_t& d = e.doneBy(t.ctxId, t.members[q]);
-  if (d + 1 < r.seq) d = r.seq - 1;  // (it entered this operation: it finished the earlier ones)
+  transport::lanes().noteEntered(t.ctxId, t.members[q], r.seq);  // (it finished the earlier operations)
   const uint64_t raw = lane->bytes;
   if (!(raw & segment::kLaneInline)) [[unlikely]] {
     r.rest->push_back(q);
@@ -140,10 +136,12 @@ int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* la
   const uint64_t use = std::min(bytes, want);
   const char* l = reinterpret_cast<const char*>(lane);
   if (segment::laneStamped(bytes))
-    SHMCOLL_CHECK(channel::waitUntil(e.self(), [&] { return inlineArrived(l, bytes, r.tag); }));
+    SHMCOLL_CHECK(
+        wait::waitUntil(transport::world().self(), [&] { return transport::inlineArrived(l, bytes, r.tag); }));
   if (b.type->contiguous) {
     char* dst = const_cast<char*>(b.buf) + b.type->trueLb;
-    readInline(l, bytes, use, [dst](uint64_t off, const char* s, uint64_t n) { copyPiece(dst + off, s, n); });
+    transport::readInline(l, bytes, use,
+                          [dst](uint64_t off, const char* s, uint64_t n) { transport::copyPiece(dst + off, s, n); });
   } else {
     inlineUnpack(b, l, bytes, use);
   }
@@ -160,7 +158,8 @@ template <class A>
 int inlineExchange(Team& team, const A& a, bool* taken) {
   const uint32_t n = team.size(), me = team.rank;
   if (n == 1 || !a.allPairs) return 0;
-  const uint64_t cap = inlineCap(a.op, n, a.broadcast);
+  const InlineGate& g = inlineGate(team, a.op);
+  const uint64_t cap = g.cap[a.broadcast ? 1 : 0];
   if (a.broadcast) {
     if (a.send(0).bytes() > cap) return 0;
   } else {
@@ -168,7 +167,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
       if (p != me && a.send(p).bytes() > cap) return 0;
   }
   *taken = true;
-  if (gInlineGate[static_cast<int>(a.op)].verbose) [[unlikely]]
+  if (g.verbose) [[unlikely]]
     noteInline(a.op, n);
   InlineRun r;
   SHMCOLL_CHECK(inlineBegin(team, a, &r));
@@ -185,19 +184,18 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
     const Block sb = a.broadcast ? a.send(0) : a.send(me), rb = a.recv(me);
     const uint64_t bytes = sb.bytes();
     if (bytes == rb.bytes() && sb.type->contiguous && rb.type->contiguous)
-      moveFlat(sb, rb, bytes);
-    else if (int rc = selfCopy(sb, rb)) [[unlikely]] {
+      transport::moveFlat(sb, rb, bytes);
+    else if (int rc = transport::selfCopy(sb, rb)) [[unlikely]] {
       r.status = rc;
       r.reason = lastReason();
     }
   }
   // Every lane already written, in the order peers tend to arrive.
   const uint64_t off = a.broadcast ? 0 : me * r.laneBytes;
-  const segment::View& seg = engine().seg;
   for (uint32_t d = 1; d < n; ++d) {
     const uint32_t q = me >= d ? me - d : me + n - d;
-    if (a.skipEmpty && a.recv(q).bytes() == 0) continue;  // (ExchangeArgs::skipEmpty)
-    const auto* lane = reinterpret_cast<const segment::LaneHeader*>(seg.laneArea(team.members[q], r.area) + off);
+    if (a.skipEmpty && a.recv(q).bytes() == 0) continue;  // (transport::Pairs::skipEmpty)
+    const auto* lane = transport::peerLane(team.members[q], r.area, off);
     if (lane->tag.load(std::memory_order_acquire) == r.tag)
       SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));
     else
@@ -205,11 +203,12 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   }
   if (!r.pending->empty()) {
     // Readers of our lanes that went to sleep are woken before we wait.
-    channel::wakeAll(team.members, me, [&](uint32_t w) { return seg.ctl(w); });
+    const segment::View& seg = transport::world().seg;
+    wait::wakeAll(team.members, me, [&](uint32_t w) { return seg.ctl(w); });
     for (uint32_t q : *r.pending) {
-      const auto* lane = reinterpret_cast<const segment::LaneHeader*>(seg.laneArea(team.members[q], r.area) + off);
-      SHMCOLL_CHECK(channel::waitUntil(engine().self(),
-                                       [&] { return lane->tag.load(std::memory_order_acquire) == r.tag; }));
+      const auto* lane = transport::peerLane(team.members[q], r.area, off);
+      SHMCOLL_CHECK(wait::waitUntil(transport::world().self(),
+                                    [&] { return lane->tag.load(std::memory_order_acquire) == r.tag; }));
       SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));
     }
   }

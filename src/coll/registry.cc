@@ -1,131 +1,103 @@
-// Algorithm selection.
-//
-// Each operation has a list of algorithms, tried in order; an algorithm that
-// cannot take the arguments declines and the next one runs.  A user forces
-// one with SHMCOLL_ALGORITHM_<OP>=<name> (e.g. SHMCOLL_ALGORITHM_ALLTOALL=segment)
-// or SHMCOLL_ALGORITHM=<name> for every operation; an unknown name is reported
-// once and ignored.  SHMCOLL_VERBOSE=1 prints, on each rank's first use of an
-// (operation, algorithm) pair, which algorithm ran; SHMCOLL_VERBOSE=2 prints
-// every call.
-//
-// Before these, an operation in which every pair exchanges takes the inline
-// path (exchange_inline.h) on a rank whose every block fits its lane; the
-// list below runs otherwise.  SHMCOLL_VERBOSE reports it as "inline".
-//
-// Algorithms (all in exchange_streamed.cc, with different parameters):
-//   hybrid       blocks that fit a lane travel inline (up to SHMCOLL_INLINE_MAX
-//                bytes); larger blocks that are contiguous in the sender and at
-//                least SHMCOLL_CMA_MIN bytes (default 16 KiB) are pulled by the
-//                receiver with process_vm_readv (one copy), and so is a
-//                sender's only block longer than a slot from
-//                SHMCOLL_CMA_SOLO_MIN (by default the same); the rest streams
-//                through the mailbox slots.  The thresholds come from the
-//                decision table (common/tuning.h) per operation and team size
-//                when the variables are unset.
-//   segment      inline and stream only: every byte through the shared segment
-//                (two copies); works wherever shared memory works.
-//   single_copy  process_vm_readv for every contiguous block however small
-//                (nothing inline); declines when the kernel forbids
-//                cross-process reads.
-#include <mpi.h>
+// The algorithm table and the dispatcher (registry.h says how one is chosen).
+#include "coll/registry.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#include "coll/coll.h"
-#include "coll/exchange_inline.h"
-#include "coll/streamed.h"
 #include "common/env.h"
 #include "common/status.h"
 #include "common/tuning.h"
+#include "transport/pull.h"
+#include "transport/world.h"
 
 namespace shmcoll::coll {
 
+// Each algorithm's file defines its entry.
+extern const Algorithm kInlineAlgorithm;              // exchange_inline.cc
+extern const Algorithm kExchangeAlgorithm;            // exchange.cc
+extern const Algorithm kNumaAllgatherAlgorithm;       // allgather_numa.cc
+extern const Algorithm kDisseminationAlgorithm;       // barrier_dissemination.cc
+extern const Algorithm kReduceDirectAlgorithm;        // reduce_direct.cc
+extern const Algorithm kReduceSlicedAlgorithm;        // reduce_sliced.cc
+extern const Algorithm kSchedExchangeAlgorithm;       // sched_exchange.cc
+extern const Algorithm kSchedBarrierAlgorithm;        // sched_barrier.cc
+extern const Algorithm kSchedReduceAlgorithm;         // sched_reduce.cc
+extern const Algorithm kSchedReduceScatterAlgorithm;  // sched_reduce_scatter.cc
+extern const Algorithm kSchedScanAlgorithm;           // sched_scan.cc
+extern const Algorithm kInterExchangeAlgorithm;       // inter_exchange.cc
+extern const Algorithm kInterBarrierAlgorithm;        // inter_exchange.cc
+extern const Algorithm kInterReduceAlgorithm;         // inter_reduce.cc
+extern const Algorithm kInterAllreduceAlgorithm;      // inter_reduce.cc
+extern const Algorithm kInterReduceScatterAlgorithm;  // inter_reduce.cc
+
 namespace {
 
-struct Algorithm {
-  const char* name;
-  const char* description;
-  bool (*accepts)(const Team&, const ExchangeArgs&);
-  int (*run)(Team&, const ExchangeArgs&);
-};
-
-// The thresholds of one operation on teams of one size: SHMCOLL_CMA_MIN and
-// SHMCOLL_INLINE_MAX, else the decision table (common/tuning.h), else 16 KiB
-// and the lane's capacity.  Looked up again only when the team size changes.
-struct Thresholds {
-  uint32_t ranks = 0;
-  uint64_t cmaMin = 0, cmaSoloMin = 0, cmaSoloMax = 0, inlineMax = 0;
-  uint64_t inlineCap[2] = {};  // the inline path's limit (exchange_inline.h): lanes, one shared lane
-};
-
-const Thresholds& thresholds(Op op, uint32_t ranks) {
-  static Thresholds cache[static_cast<int>(Op::kCount)];
-  Thresholds& t = cache[static_cast<int>(op)];
-  if (t.ranks != ranks) {
-    t.cmaMin = tuning::value("SHMCOLL_CMA_MIN", "cma_min", opName(op), ranks, 16 * 1024);
-    t.cmaSoloMin = tuning::value("SHMCOLL_CMA_SOLO_MIN", "cma_solo_min", opName(op), ranks, t.cmaMin);
-    t.cmaSoloMax = tuning::value("SHMCOLL_CMA_SOLO_MAX", "cma_solo_max", opName(op), ranks, UINT64_MAX);
-    t.inlineMax = tuning::value("SHMCOLL_INLINE_MAX", "inline_max", opName(op), ranks, UINT64_MAX);
-    const segment::View& seg = engine().seg;
-    t.inlineCap[0] = std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneBytes(ranks)));
-    t.inlineCap[1] = std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneAreaBytes()));
-    t.ranks = ranks;
-  }
-  return t;
-}
-
-const Algorithm kAlgorithms[] = {
-    {"hybrid", "mailbox stream, single-copy pulls for large contiguous blocks",
-     [](const Team&, const ExchangeArgs&) { return true; },
-     [](Team& t, const ExchangeArgs& a) {
-       const Thresholds& th = thresholds(a.op, t.size());
-       return streamedExchange(t, a, {true, th.cmaMin, th.inlineMax, th.cmaSoloMin, th.cmaSoloMax});
-     }},
-    {"segment", "mailbox stream only: two copies through shared memory",
-     [](const Team&, const ExchangeArgs&) { return true; },
-     [](Team& t, const ExchangeArgs& a) {
-       return streamedExchange(t, a, {false, 0, thresholds(a.op, t.size()).inlineMax});
-     }},
-    {"single_copy", "process_vm_readv for every contiguous block",
-     [](const Team&, const ExchangeArgs&) { return engine().cma; },
-     [](Team& t, const ExchangeArgs& a) { return streamedExchange(t, a, {true, 1, 0}); }},
+const Algorithm* const kAlgorithms[] = {
+    &kInlineAlgorithm,       &kExchangeAlgorithm,           &kNumaAllgatherAlgorithm,  &kDisseminationAlgorithm,
+    &kReduceDirectAlgorithm, &kReduceSlicedAlgorithm,       &kSchedExchangeAlgorithm,  &kSchedBarrierAlgorithm,
+    &kSchedReduceAlgorithm,  &kSchedReduceScatterAlgorithm, &kSchedScanAlgorithm,      &kInterExchangeAlgorithm,
+    &kInterBarrierAlgorithm, &kInterReduceAlgorithm,        &kInterAllreduceAlgorithm, &kInterReduceScatterAlgorithm,
 };
 constexpr int kNumAlgorithms = sizeof kAlgorithms / sizeof kAlgorithms[0];
 
-const char* const kOpNames[] = {"alltoall", "alltoallv",      "alltoallw",      "allgather",
-                                "allgatherv", "bcast",         "gather",         "gatherv",
-                                "scatter",  "scatterv",        "reduce",         "allreduce",
-                                "reduce_scatter", "reduce_scatter_block", "scan", "exscan"};
-static_assert(sizeof kOpNames / sizeof kOpNames[0] == static_cast<size_t>(Op::kCount));
+const char* const kOpNames[kOpCount] = {
+    "alltoall", "alltoallv", "alltoallw", "allgather", "allgatherv", "bcast",          "gather",
+    "gatherv",  "scatter",   "scatterv",  "reduce",    "allreduce",  "reduce_scatter", "reduce_scatter_block",
+    "scan",     "exscan",    "barrier"};
 
-// Forced algorithm per operation: -1 none.
+// The algorithms that run `op`, for messages.
+std::string namesFor(Op op) {
+  std::string s;
+  for (const Algorithm* a : kAlgorithms)
+    if (a->ops & opBit(op)) s += (s.empty() ? "" : ", ") + std::string(a->name);
+  return s;
+}
+
+// What the environment says about the choice, read once per process.
 struct Choice {
-  int forced[static_cast<int>(Op::kCount)];
-  int verbose;
+  const Algorithm* forced[kOpCount] = {};
+  int verbose = 0;
+  PullPolicy pull = PullPolicy::kAuto;
   Choice() {
+    const bool talk = transport::world().rank == 0;
     verbose = static_cast<int>(env::integer("SHMCOLL_VERBOSE", 0));
-    if (verbose && engine().rank == 0) {
+    if (verbose && talk) {
       if (tuning::tablePath().empty())
         fprintf(stderr, "shmcoll: no decision table; built-in thresholds\n");
       else
         fprintf(stderr, "shmcoll: decision table %s (%zu rules)\n", tuning::tablePath().c_str(),
                 tuning::table().size());
     }
-    std::string all = env::str("SHMCOLL_ALGORITHM", "");
-    for (int op = 0; op < static_cast<int>(Op::kCount); ++op) {
+    const std::string pullName = env::str("SHMCOLL_PULL", "auto");
+    if (pullName == "off")
+      pull = PullPolicy::kOff;
+    else if (pullName == "always")
+      pull = PullPolicy::kAlways;
+    else if (pullName != "auto" && talk)
+      fprintf(stderr, "shmcoll: SHMCOLL_PULL=%s is not auto, off or always; using auto\n", pullName.c_str());
+    const std::string all = env::str("SHMCOLL_ALGORITHM", "");
+    for (int op = 0; op < kOpCount; ++op) {
       std::string var = std::string("SHMCOLL_ALGORITHM_") + kOpNames[op];
-      for (auto& ch : var) ch = static_cast<char>(toupper(ch));
-      std::string want = env::str(var.c_str(), all.c_str());
-      forced[op] = -1;
+      for (char& ch : var) ch = static_cast<char>(toupper(ch));
+      const std::string want = env::str(var.c_str(), all.c_str());
       if (want.empty()) continue;
-      for (int i = 0; i < kNumAlgorithms; ++i)
-        if (want == kAlgorithms[i].name) forced[op] = i;
-      if (forced[op] < 0 && engine().rank == 0)
-        fprintf(stderr, "shmcoll: %s=%s names no algorithm (hybrid, segment, single_copy); ignored\n",
-                var.c_str(), want.c_str());
+      const Algorithm* a = algorithmByName(want.c_str());
+      if (a && (a->ops & opBit(static_cast<Op>(op)))) {
+        forced[op] = a;
+      } else if (talk && (!a || var != "SHMCOLL_ALGORITHM_" || !all.empty())) {
+        // (SHMCOLL_ALGORITHM applies to every operation: an algorithm of
+        // some of them is no mistake for the others)
+        if (!a)
+          fprintf(stderr, "shmcoll: %s=%s names no algorithm (%s); ignored\n", var.c_str(), want.c_str(),
+                  namesFor(static_cast<Op>(op)).c_str());
+        else if (want != all)
+          fprintf(stderr, "shmcoll: %s=%s: that algorithm does not run %s; ignored\n", var.c_str(), want.c_str(),
+                  kOpNames[op]);
+      }
     }
   }
 };
@@ -135,94 +107,194 @@ const Choice& choice() {
   return c;
 }
 
+// Which algorithms may run `op` in `mode` on this kind of communicator, the
+// forced one first.
+TeamCache::Candidates& candidates(Team& team, Op op, Mode mode, bool inter) {
+  // (an intercommunicator's team of both groups also runs plain schedules
+  // over all its members: MPI_Comm_free's barrier, gatherAll)
+  TeamCache& cache = team.cache();
+  const int i = TeamCache::which(op, mode == kNonblocking, inter);
+  TeamCache::Candidates& c = cache.candidates[i];
+  if (c.filled) return c;
+  c = {};
+  const Algorithm* forced = choice().forced[static_cast<int>(op)];
+  auto fits = [&](const Algorithm* a) { return (a->ops & opBit(op)) && (a->modes & mode) && a->inter == inter; };
+  if (forced && fits(forced)) {
+    c.list[c.count++] = forced;
+    c.forced = true;
+  }
+  for (const Algorithm* a : kAlgorithms)
+    if (a != forced && fits(a) && c.count < 8) c.list[c.count++] = a;
+  c.verbose = choice().verbose != 0;
+  // (an intercommunicator's costs are not weighed: one algorithm per operation)
+  c.byBytes = c.count > 1 && !inter;
+  for (uint8_t k = 0; k < c.count; ++k) c.byBytes &= c.list[k]->eligible == nullptr;
+  const bool direct = c.count > 0 && !c.list[0]->eligible && (c.count == 1 || c.forced);
+  cache.direct[i] = direct && !c.verbose ? c.list[0] : nullptr;
+  c.filled = true;
+  return c;
+}
+
+std::atomic<uint64_t> gSeen[kOpCount];  // bit i: algorithm i reported for the operation
+
+void report(const Operation& o, const Algorithm* a) {
+  const int v = choice().verbose;
+  if (!v) return;
+  int i = 0;
+  while (i < kNumAlgorithms && kAlgorithms[i] != a) ++i;
+  const uint64_t bit = uint64_t{1} << i;
+  if (v < 2 && (gSeen[static_cast<int>(o.op)].fetch_or(bit, std::memory_order_relaxed) & bit)) return;
+  fprintf(stderr, "shmcoll: rank %u: %s%s on %u ranks: algorithm %s (%s)\n", transport::world().rank,
+          o.mode == kNonblocking ? "nonblocking " : "", kOpNames[static_cast<int>(o.op)], o.team().size(), a->name,
+          a->summary);
+}
+
 }  // namespace
 
 const char* opName(Op op) { return kOpNames[static_cast<int>(op)]; }
 
-InlineGate gInlineGate[static_cast<int>(Op::kCount)];
-
-// The inline path runs under every algorithm but single_copy, which sends
-// nothing inline.
-void inlineGateFill(Op op, uint32_t n) {
-  constexpr int kSingleCopy = 2;  // kAlgorithms index
-  const Choice& ch = choice();
-  const Thresholds& t = thresholds(op, n);
-  InlineGate& g = gInlineGate[static_cast<int>(op)];
-  const bool off = ch.forced[static_cast<int>(op)] == kSingleCopy;
-  g.cap[0] = off ? 0 : t.inlineCap[0];
-  g.cap[1] = off ? 0 : t.inlineCap[1];
-  g.verbose = ch.verbose != 0;
-  g.ranks = n;
+bool opByName(const char* name, Op* out) {
+  for (int i = 0; i < kOpCount; ++i)
+    if (!strcmp(name, kOpNames[i])) {
+      *out = static_cast<Op>(i);
+      return true;
+    }
+  return false;
 }
 
-void noteInline(Op op, uint32_t n) {
-  const Choice& ch = choice();
-  static bool seen[static_cast<int>(Op::kCount)] = {};
-  const int i = static_cast<int>(op);
-  if (ch.verbose >= 2 || !seen[i])
-    fprintf(stderr, "shmcoll: rank %u: %s on %u ranks: algorithm inline (every block in its lane)\n",
-            engine().rank, kOpNames[i], n);
-  seen[i] = true;
+const Algorithm* const* algorithms(int* count) {
+  *count = kNumAlgorithms;
+  return kAlgorithms;
 }
 
-int exchange(Team& team, const ExchangeArgs& args) {
-  bool taken = false;
-  int rc = inlineExchange(team, args, &taken);
-  if (taken) return rc;
-  return exchangeGeneral(team, args);
+const Algorithm* algorithmByName(const char* name) {
+  for (const Algorithm* a : kAlgorithms)
+    if (!strcmp(a->name, name)) return a;
+  return nullptr;
 }
 
-int exchangeGeneral(Team& team, const ExchangeArgs& args) {
-  const Choice& ch = choice();
-  const int op = static_cast<int>(args.op);
-  int pick = ch.forced[op];
-  if (pick >= 0 && !kAlgorithms[pick].accepts(team, args)) {
-    static bool warned[static_cast<int>(Op::kCount)] = {};
-    if (!warned[op] && engine().rank == 0)
-      fprintf(stderr, "shmcoll: algorithm %s cannot run %s here; using the default\n", kAlgorithms[pick].name,
-              kOpNames[op]);
-    warned[op] = true;
-    pick = -1;
+PullPolicy pullPolicy() { return choice().pull; }
+
+uint64_t Operation::countBytes() const {
+  uint64_t b = 0;
+  if (args) {
+    const uint32_t n = at.inter() ? at.groups.remoteSize : team().size();
+    for (uint32_t p = 0; p < n; ++p)
+      if (args->allPairs || args->receives(p)) b += args->recv(p).bytes();
+  } else if (red) {
+    const uint32_t n = team().size();
+    b = red->count * red->type->size * (n > 1 ? n - 1 : 1);
   }
-  if (pick < 0) {
-    for (int i = 0; i < kNumAlgorithms; ++i)
-      if (kAlgorithms[i].accepts(team, args)) {
-        pick = i;
-        break;
-      }
-  }
-  if (ch.verbose) {
-    static bool seen[static_cast<int>(Op::kCount)][kNumAlgorithms] = {};
-    if (ch.verbose >= 2 || !seen[op][pick])
-      fprintf(stderr, "shmcoll: rank %u: %s on %u ranks: algorithm %s (%s)\n", engine().rank, kOpNames[op],
-              team.size(), kAlgorithms[pick].name, kAlgorithms[pick].description);
-    seen[op][pick] = true;
-  }
-  return kAlgorithms[pick].run(team, args);
+  return b;
 }
 
 namespace {
-class RawAllgather final : public ExchangeArgs {
- public:
-  RawAllgather(const void* mine, uint64_t bytes, void* out, const dt::Type* byte)
-      : mine_(static_cast<const char*>(mine)), bytes_(bytes), out_(static_cast<char*>(out)), byte_(byte) {
-    op = Op::kAllgather;
-    broadcast = true;
-  }
-  Block send(uint32_t) const override { return {mine_, bytes_, byte_}; }
-  Block recv(uint32_t p) const override { return {out_ + p * bytes_, bytes_, byte_}; }
 
- private:
-  const char* mine_;
-  uint64_t bytes_;
-  char* out_;
-  const dt::Type* byte_;
-};
+// The algorithm for `o` among `c`: the forced one when it is eligible, else
+// the cheapest eligible one (the first of equals).
+[[gnu::noinline]] int choose(Operation& o, TeamCache::Candidates& c) {
+  if (c.byBytes && c.last && o.bytes() == c.lastBytes && !c.verbose) return c.last->run(o);
+  const Algorithm* best = nullptr;
+  double bestCost = 0;
+  for (uint8_t i = 0; i < c.count; ++i) {
+    const Algorithm* a = c.list[i];
+    if (a == &kInlineAlgorithm && o.inlineTried) continue;
+    if (a->eligible && !a->eligible(o)) {
+      if (i == 0 && c.forced) [[unlikely]] {
+        static std::atomic<uint32_t> warned{0};
+        const uint32_t bit = 1u << static_cast<int>(o.op);
+        if (!(warned.fetch_or(bit, std::memory_order_relaxed) & bit) && transport::world().rank == 0)
+          fprintf(stderr, "shmcoll: algorithm %s cannot run this %s; choosing another\n", a->name,
+                  kOpNames[static_cast<int>(o.op)]);
+      }
+      continue;
+    }
+    if (i == 0 && c.forced) {
+      best = a;
+      break;
+    }
+    const double cost = a->cost ? a->cost(o) : 1.0;
+    if (!best || cost < bestCost) {
+      best = a;
+      bestCost = cost;
+    }
+  }
+  if (!best)
+    return fail(err::kIntern, "no algorithm can run this %s (%s, %s)", kOpNames[static_cast<int>(o.op)],
+                o.mode == kNonblocking ? "nonblocking" : "blocking",
+                o.at.inter() ? "intercommunicator" : "intracommunicator");
+  if (c.byBytes) {
+    c.last = best;
+    c.lastBytes = o.bytes();
+  }
+  if (c.verbose) [[unlikely]]
+    report(o, best);
+  return best->run(o);
+}
+
 }  // namespace
 
-int allgatherBytes(Team& team, const void* mine, uint64_t bytes, void* out) {
-  RawAllgather a(mine, bytes, out, dt::fromHandle(MPI_BYTE));
-  return streamedExchange(team, a, {false, 0, thresholds(Op::kAllgather, team.size()).inlineMax});
+int dispatch(Operation& o) {
+  const bool inter = o.at.inter();
+  Team& team = inter ? *o.at.peers : *o.at.team;
+  TeamCache& cache = team.cache();
+  const int i = TeamCache::which(o.op, o.mode == kNonblocking, inter);
+  if (const Algorithm* a = cache.direct[i]) [[likely]]
+    return a->run(o);
+  TeamCache::Candidates& c = cache.candidates[i];
+  return choose(o, c.filled ? c : candidates(team, o.op, o.mode, inter));
+}
+
+void fillThresholds(Team& team, Op op) {
+  Thresholds& t = team.cache().thresholds[static_cast<int>(op)];
+  const char* name = opName(op);
+  const uint32_t ranks = team.size();
+  t.cmaMin = tuning::value("SHMCOLL_CMA_MIN", "cma_min", name, ranks, 16 * 1024);
+  t.cmaSoloMin = tuning::value("SHMCOLL_CMA_SOLO_MIN", "cma_solo_min", name, ranks, t.cmaMin);
+  t.cmaSoloMax = tuning::value("SHMCOLL_CMA_SOLO_MAX", "cma_solo_max", name, ranks, UINT64_MAX);
+  t.inlineMax = tuning::value("SHMCOLL_INLINE_MAX", "inline_max", name, ranks, UINT64_MAX);
+  t.reduceSmall = tuning::value("SHMCOLL_REDUCE_SMALL", "reduce_small", name, ranks, 16 * 1024);
+  switch (pullPolicy()) {
+    case PullPolicy::kOff:
+      t.round = {false, 0, t.inlineMax};
+      break;
+    case PullPolicy::kAlways:
+      if (transport::pulls().cma) {
+        t.round = {true, 1, 0};
+        break;
+      }
+      [[fallthrough]];
+    case PullPolicy::kAuto:
+      t.round = {true, t.cmaMin, t.inlineMax, t.cmaSoloMin, t.cmaSoloMax};
+      break;
+  }
+  t.filled = true;
+}
+
+// The inline path runs unless another algorithm is forced for the operation
+// (a data-moving one: a reduction's forced algorithm still runs its rounds
+// inline when they fit), or every contiguous block is to be pulled
+// (SHMCOLL_PULL=always).
+void fillInlineGate(Team& team, Op op) {
+  const Choice& ch = choice();
+  const Thresholds& t = thresholds(team, op);
+  const segment::View& seg = transport::world().seg;
+  InlineGate& g = team.gate(op);
+  const Algorithm* forced = ch.forced[static_cast<int>(op)];
+  const bool off = (forced && forced != &kInlineAlgorithm && (kInlineAlgorithm.ops & opBit(op))) ||
+                   (ch.pull == PullPolicy::kAlways && transport::pulls().cma);
+  g.cap[0] = off ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneBytes(team.size())));
+  g.cap[1] = off ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneAreaBytes()));
+  g.verbose = ch.verbose != 0;
+  g.filled = true;
+}
+
+void noteInline(Op op, uint32_t n) {
+  const int i = 0;  // kInlineAlgorithm's index
+  const uint64_t bit = uint64_t{1} << i;
+  if (choice().verbose < 2 && (gSeen[static_cast<int>(op)].fetch_or(bit, std::memory_order_relaxed) & bit)) return;
+  fprintf(stderr, "shmcoll: rank %u: %s on %u ranks: algorithm inline (%s)\n", transport::world().rank,
+          kOpNames[static_cast<int>(op)], n, kInlineAlgorithm.summary);
 }
 
 }  // namespace shmcoll::coll

@@ -13,6 +13,22 @@ namespace shmcoll {
 
 constexpr int kOk = 0;
 
+// The error classes the engine returns.  Their values are MPI's (the API
+// layer checks that they equal mpi.h's MPI_ERR_* and hands them on as they
+// are), but the engine names them here so that it never includes mpi.h: a
+// front end built against another MPI's header can link it too.
+namespace err {
+constexpr int kBuffer = 1;
+constexpr int kCount = 2;
+constexpr int kType = 3;
+constexpr int kArg = 12;
+constexpr int kTruncate = 14;
+constexpr int kOther = 15;
+constexpr int kIntern = 16;
+constexpr int kNoMem = 34;
+constexpr int kProcAborted = 58;
+}  // namespace err
+
 // Records `fmt` as the reason for the current failure and returns `cls`.
 [[gnu::format(printf, 2, 3), gnu::cold]] int fail(int cls, const char* fmt, ...);
 

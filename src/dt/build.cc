@@ -26,14 +26,13 @@
 //
 // Overflow: the large-count (_c) constructors take 64-bit counts, strides and
 // displacements, so every product and sum here is checked.  A type whose size
-// (data bytes) exceeds the largest MPI_Count fails with MPI_ERR_COUNT; one
+// (data bytes) exceeds the largest MPI_Count fails with err::kCount; one
 // whose bounds (lb, ub, true lb/ub, or any offset the loop description holds)
-// leave the 64-bit address range fails with MPI_ERR_ARG.  Nothing wraps.
+// leave the 64-bit address range fails with err::kArg.  Nothing wraps.
 #include <algorithm>
 #include <climits>
 #include <mutex>
 
-#include <mpi.h>
 
 #include "common/status.h"
 #include "dt/datatype.h"
@@ -66,11 +65,11 @@ bool sizeOk(uint64_t a, uint64_t b, uint64_t c, uint64_t* size) {
 }
 
 int sizeError() {
-  return fail(MPI_ERR_COUNT, "the new type would hold more bytes than an MPI_Count can express (the counts, block "
+  return fail(err::kCount, "the new type would hold more bytes than an MPI_Count can express (the counts, block "
                              "lengths and sizes of the old types multiply past 2^63 - 1)");
 }
 int boundsError() {
-  return fail(MPI_ERR_ARG, "the new type's bounds leave the 64-bit address range (the strides, displacements or "
+  return fail(err::kArg, "the new type's bounds leave the 64-bit address range (the strides, displacements or "
                            "counts are too large)");
 }
 
@@ -262,7 +261,7 @@ int makeStruct(uint64_t count, const uint64_t* blocklens, const int64_t* disps, 
 int makeResized(const Type* old, int64_t lb, int64_t extent, Type** out) {
   int64_t ub;
   if (!addOk(lb, extent, &ub))
-    return fail(MPI_ERR_ARG, "lb = %lld plus extent = %lld leaves the 64-bit address range", (long long)lb,
+    return fail(err::kArg, "lb = %lld plus extent = %lld leaves the 64-bit address range", (long long)lb,
                 (long long)extent);
   Type* t = newType();
   t->size = old->size;
@@ -318,7 +317,7 @@ int makeSubarray(int ndims, const int64_t* sizes, const int64_t* subsizes, const
     int64_t off;
     strides[d] = stride;
     if (!mulOk(st[d], stride, &off) || !addOk(disp, off, &disp) || !mulOk(stride, sz[d], &stride))
-      return fail(MPI_ERR_ARG, "the array of %d dimensions is too large to address", ndims);
+      return fail(err::kArg, "the array of %d dimensions is too large to address", ndims);
   }
   NodeP n = old->root;
   for (int d = 0; d < ndims; ++d) n = vec(0, static_cast<uint64_t>(sub[d]), strides[d], n);
@@ -363,7 +362,7 @@ int makeDarray(int size, int rank, int ndims, const int64_t* gsizes, const int* 
     } else if (distribs[d] == 0) {  // block
       const int64_t b = dargs[d] < 0 ? g / p + (g % p != 0) : dargs[d];
       if (b * p < g)
-        return fail(MPI_ERR_ARG, "array_of_dargs[%d] = %lld: %lld blocks of it do not cover array_of_gsizes[%d] = %lld",
+        return fail(err::kArg, "array_of_dargs[%d] = %lld: %lld blocks of it do not cover array_of_gsizes[%d] = %lld",
                     d, (long long)b, (long long)p, d, (long long)g);
       const int64_t lo = std::min(g, c * b), hi = std::min(g, (c + 1) * b);
       if (hi > lo) r.push_back({lo, hi - lo, 1, 0});
@@ -392,14 +391,14 @@ int makeDarray(int size, int rank, int ndims, const int64_t* gsizes, const int* 
     for (const Runs& g : runs[d]) {
       int64_t off, step;
       if (!mulOk(g.lo, stride, &off) || !mulOk(g.step, stride, &step))
-        return fail(MPI_ERR_ARG, "the distributed array is too large to address");
+        return fail(err::kArg, "the distributed array is too large to address");
       parts.emplace_back(off, vec(0, static_cast<uint64_t>(g.count), step,
                                   vec(0, static_cast<uint64_t>(g.len), stride, n)));
       cnt += static_cast<uint64_t>(g.count * g.len);  // (at most gsizes[d])
     }
     n = list(std::move(parts));
     if (!sizeOk(local, cnt, 1, &local)) return sizeError();
-    if (!mulOk(stride, gsizes[d], &stride)) return fail(MPI_ERR_ARG, "the distributed array is too large to address");
+    if (!mulOk(stride, gsizes[d], &stride)) return fail(err::kArg, "the distributed array is too large to address");
   }
   if (!sizeOk(local, old->size, 1, &bytes)) return sizeError();
   Type* t = newType();

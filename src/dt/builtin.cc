@@ -127,4 +127,9 @@ const Type* builtinType(int handle) {
   return &kTable[id];
 }
 
+const Type* byteType() {
+  static const Type* t = builtinType(MPI_BYTE);
+  return t;
+}
+
 }  // namespace shmcoll::dt

@@ -119,6 +119,9 @@ constexpr size_t kMaxFlatBlocks = 1 << 16;
 // Resolves an MPI_Datatype handle; nullptr for MPI_DATATYPE_NULL or garbage.
 const Type* fromHandle(int handle);
 
+// The predefined byte type (MPI_BYTE), for blocks of raw bytes.
+const Type* byteType();
+
 // Reference counting for derived types (no-ops for builtins).
 void retain(const Type* t);
 void release(const Type* t);
@@ -128,8 +131,8 @@ void release(const Type* t);
 // caller registers it, which takes the handle reference), or an MPI error
 // class with the reason recorded by fail().  Arguments are already checked
 // by the API layer for sign, range and handle validity; these check what
-// needs the engine: a size past the largest MPI_Count (MPI_ERR_COUNT), bounds
-// past the 64-bit address range (MPI_ERR_ARG), darray block sizes.
+// needs the engine: a size past the largest MPI_Count (err::kCount), bounds
+// past the 64-bit address range (err::kArg), darray block sizes.
 // Displacements and strides are in bytes.
 int makeContiguous(uint64_t count, const Type* old, Type** out);
 int makeHvector(uint64_t count, uint64_t blocklen, int64_t strideBytes, const Type* old, Type** out);

@@ -401,4 +401,20 @@ void unhold(MPI_Op op) {
   if (UserOp* u = heldUser(op); u && u->holds) --u->holds;
 }
 
+coll::Operator makeOperator(MPI_Op op, MPI_Datatype type) {
+  coll::Operator o;
+  o.a = static_cast<uint64_t>(static_cast<uint32_t>(op));
+  o.b = static_cast<uint64_t>(static_cast<uint32_t>(type));
+  o.apply = [](const coll::Operator& self, const void* in, void* inout, uint64_t count, const dt::Type* t) {
+    apply(static_cast<MPI_Op>(self.a), in, inout, count, static_cast<MPI_Datatype>(self.b), t);
+  };
+  o.hold = [](const coll::Operator& self, bool take) {
+    if (take)
+      hold(static_cast<MPI_Op>(self.a));
+    else
+      unhold(static_cast<MPI_Op>(self.a));
+  };
+  return o;
+}
+
 }  // namespace shmcoll::op

@@ -17,6 +17,8 @@
 
 #include <cstdint>
 
+#include "coll/coll.h"
+
 namespace shmcoll::dt {
 class Type;
 }
@@ -47,6 +49,11 @@ void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype 
 // its handle until the last hold is dropped.  No-ops for predefined operations.
 void hold(MPI_Op op);
 void unhold(MPI_Op op);
+
+// The engine's view of (op, type) for a reduction (coll::Operator): apply()
+// above with the resolved type, and hold()/unhold() of the operation.
+// `check` must have accepted (op, type).
+coll::Operator makeOperator(MPI_Op op, MPI_Datatype type);
 
 // User operations (MPI_Op_create / MPI_Op_create_c; exactly one of fn, fnc).
 MPI_Op create(MPI_User_function* fn, MPI_User_function_c* fnc, bool commute);

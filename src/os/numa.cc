@@ -1,6 +1,5 @@
 #include "os/numa.h"
 
-#include <mpi.h>
 #include <numa.h>
 #include <numaif.h>
 #include <unistd.h>
@@ -48,11 +47,11 @@ int preferNode(void* addr, size_t len, int node, bool evenOnSingleNode) {
   if (node < 0 || len == 0) return kOk;
   if (nodeCount() <= 1 && !evenOnSingleNode) return kOk;
   if (numa_available() < 0) return kOk;  // kernel without NUMA: nothing to place
-  if (node > maxNode()) return fail(MPI_ERR_ARG, "NUMA node %d does not exist (highest is %d)", node, maxNode());
+  if (node > maxNode()) return fail(err::kArg, "NUMA node %d does not exist (highest is %d)", node, maxNode());
   std::vector<unsigned long> mask = emptyMask();
   mask[node / kBitsPerWord] |= 1ul << (node % kBitsPerWord);
   if (mbind(addr, len, MPOL_PREFERRED, mask.data(), maskBits(mask), 0) != 0)
-    return fail(MPI_ERR_OTHER, "mbind(%p, %zu bytes, MPOL_PREFERRED, node %d): %s", addr, len, node,
+    return fail(err::kOther, "mbind(%p, %zu bytes, MPOL_PREFERRED, node %d): %s", addr, len, node,
                 strerror(errno));
   return kOk;
 }
@@ -68,7 +67,7 @@ int interleave(void* addr, size_t len, bool evenOnSingleNode) {
     if (numa_bitmask_isbitset(mems, n)) mask[n / kBitsPerWord] |= 1ul << (n % kBitsPerWord);
   numa_bitmask_free(mems);
   if (mbind(addr, len, MPOL_INTERLEAVE, mask.data(), maskBits(mask), 0) != 0)
-    return fail(MPI_ERR_OTHER, "mbind(%p, %zu bytes, MPOL_INTERLEAVE): %s", addr, len, strerror(errno));
+    return fail(err::kOther, "mbind(%p, %zu bytes, MPOL_INTERLEAVE): %s", addr, len, strerror(errno));
   return kOk;
 }
 
@@ -107,7 +106,7 @@ int policyAt(void* addr, int* mode, int* node) {
   std::vector<unsigned long> mask = emptyMask();
   int m = 0;
   if (get_mempolicy(&m, mask.data(), maskBits(mask), addr, MPOL_F_ADDR) != 0)
-    return fail(MPI_ERR_OTHER, "get_mempolicy(%p): %s", addr, strerror(errno));
+    return fail(err::kOther, "get_mempolicy(%p): %s", addr, strerror(errno));
   *mode = m;
   *node = -1;
   for (size_t i = 0; i < maskBits(mask); ++i)

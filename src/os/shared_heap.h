@@ -27,7 +27,7 @@
 //     and allocates the same buffer must find it resident.)
 // The owner publishes the memfd (its descriptor number and inode) and the
 // heap's address in its RankCtl; a peer opens /proc/<pid>/fd/<n>, checks the
-// inode, and maps the part it needs read-only (coll::cmaPull).
+// inode, and maps the part it needs read-only (transport::pull).
 //
 // fork(): a child must not share its parent's buffers.  The child's copy of
 // the heap is made private (copied into anonymous memory at the same address)

@@ -1,7 +1,6 @@
 #include "os/shm.h"
 
 #include <fcntl.h>
-#include <mpi.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/statvfs.h>
@@ -129,10 +128,10 @@ int createHugetlb(const Request& req, Shm* out) {
   *out = Shm{};
 #ifdef MFD_HUGETLB
   const HugetlbSpace hs = queryHugetlb();
-  if (!hs.pageSize) return fail(MPI_ERR_NO_MEM, "the kernel has no huge pages reserved (vm.nr_hugepages is 0)");
+  if (!hs.pageSize) return fail(err::kNoMem, "the kernel has no huge pages reserved (vm.nr_hugepages is 0)");
   const size_t size = (req.size + hs.pageSize - 1) / hs.pageSize * hs.pageSize;
   if (size > hs.freeBytes)
-    return fail(MPI_ERR_NO_MEM, "the segment needs %s of huge pages, %s are free", humanBytes(size).c_str(),
+    return fail(err::kNoMem, "the segment needs %s of huge pages, %s are free", humanBytes(size).c_str(),
                 humanBytes(hs.freeBytes).c_str());
   int rc = createMemfd(size, out, MFD_HUGETLB);
   if (rc != kOk) return rc;
@@ -143,7 +142,7 @@ int createHugetlb(const Request& req, Shm* out) {
   return rc;
 #else
   (void)req;
-  return fail(MPI_ERR_OTHER, "this system has no MFD_HUGETLB");
+  return fail(err::kOther, "this system has no MFD_HUGETLB");
 #endif
 }
 
@@ -222,16 +221,16 @@ int createNamed(const std::string& name, size_t size, Shm* out) {
     // Unlink first of all: from here on nothing can attach and nothing is left
     // behind, whatever happens to this process.
     bip::shared_memory_object::remove(name.c_str());
-    if (fd < 0) return fail(MPI_ERR_OTHER, "dup of the shared memory fd: %s", strerror(err));
+    if (fd < 0) return fail(err::kOther, "dup of the shared memory fd: %s", strerror(err));
     out->fd = fd;
     out->name = name;
   } catch (const bip::interprocess_exception& e) {
-    return fail(MPI_ERR_OTHER, "cannot create shared memory object %s: %s", name.c_str(), e.what());
+    return fail(err::kOther, "cannot create shared memory object %s: %s", name.c_str(), e.what());
   }
   if (ftruncate(out->fd, static_cast<off_t>(size)) != 0) {
     int err = errno;
     release(out);
-    return fail(err == ENOSPC || err == ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER,
+    return fail(err == ENOSPC || err == ENOMEM ? err::kNoMem : err::kOther,
                 "cannot size shared memory object %s to %zu bytes: %s", name.c_str(), size, strerror(err));
   }
   out->size = size;
@@ -239,7 +238,7 @@ int createNamed(const std::string& name, size_t size, Shm* out) {
   if (p == MAP_FAILED) {
     int err = errno;
     release(out);
-    return fail(MPI_ERR_NO_MEM, "cannot map %zu bytes of shared memory: %s", size, strerror(err));
+    return fail(err::kNoMem, "cannot map %zu bytes of shared memory: %s", size, strerror(err));
   }
   out->base = p;
   return kOk;
@@ -248,20 +247,20 @@ int createNamed(const std::string& name, size_t size, Shm* out) {
 int createMemfd(size_t size, Shm* out, unsigned flags) {
   *out = Shm{};
   int fd = memfd_create("shmcoll", MFD_CLOEXEC | flags);
-  if (fd < 0) return fail(MPI_ERR_OTHER, "memfd_create(%#x): %s", MFD_CLOEXEC | flags, strerror(errno));
+  if (fd < 0) return fail(err::kOther, "memfd_create(%#x): %s", MFD_CLOEXEC | flags, strerror(errno));
   // Keep it clear of 0-2 so a rank's stdio redirection cannot clobber it.
   if (fd < 3) {
     int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     close(fd);
     fd = hi;
-    if (fd < 0) return fail(MPI_ERR_OTHER, "dup of the memfd: %s", strerror(errno));
+    if (fd < 0) return fail(err::kOther, "dup of the memfd: %s", strerror(errno));
   }
   out->fd = fd;
   out->memfd = true;
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
     int err = errno;
     release(out);
-    return fail(err == ENOSPC || err == ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER,
+    return fail(err == ENOSPC || err == ENOMEM ? err::kNoMem : err::kOther,
                 "cannot size a memfd to %zu bytes: %s", size, strerror(err));
   }
   out->size = size;
@@ -269,7 +268,7 @@ int createMemfd(size_t size, Shm* out, unsigned flags) {
   if (p == MAP_FAILED) {
     int err = errno;
     release(out);
-    return fail(MPI_ERR_NO_MEM, "cannot map %zu bytes of a memfd: %s", size, strerror(err));
+    return fail(err::kNoMem, "cannot map %zu bytes of a memfd: %s", size, strerror(err));
   }
   out->base = p;
   return kOk;
@@ -279,9 +278,9 @@ int reserve(const Shm& shm) {
   int rc = posix_fallocate(shm.fd, 0, static_cast<off_t>(shm.size));
   if (rc == 0) return kOk;
   if (rc == ENOSPC || rc == ENOMEM || rc == EFBIG)
-    return fail(MPI_ERR_NO_MEM, "cannot reserve %s of %s: %s", humanBytes(shm.size).c_str(),
+    return fail(err::kNoMem, "cannot reserve %s of %s: %s", humanBytes(shm.size).c_str(),
                 shm.memfd ? "memory" : "/dev/shm", strerror(rc));
-  return fail(MPI_ERR_OTHER, "posix_fallocate of %zu bytes: %s", shm.size, strerror(rc));
+  return fail(err::kOther, "posix_fallocate of %zu bytes: %s", shm.size, strerror(rc));
 }
 
 void release(Shm* shm) {
@@ -301,7 +300,7 @@ int createSegment(const Request& req, Shm* out) {
       sp.namedAvailable ? humanBytes(sp.namedFree) + " free in " + req.namedDir : req.namedDir + " not available";
 
   if (req.precheck && need > sp.memAvailable)
-    return fail(MPI_ERR_NO_MEM, "the shared segment needs %s but only %s of memory is available (%s)",
+    return fail(err::kNoMem, "the shared segment needs %s but only %s of memory is available (%s)",
                 needS.c_str(), humanBytes(sp.memAvailable).c_str(), namedS.c_str());
 
   if (req.hugePages != HugePages::kOff) {
@@ -334,14 +333,14 @@ int createSegment(const Request& req, Shm* out) {
           return kOk;
         }
         release(&s);
-        if (rc != MPI_ERR_NO_MEM) return rc;
+        if (rc != err::kNoMem) return rc;
         why = req.namedDir + " ran out of space reserving " + needS + " (" + humanBytes(sp.namedFree) +
               " was free)";
       } else {
         why = lastReason();
       }
     }
-    if (req.backend == Backend::kNamed) return fail(MPI_ERR_NO_MEM, "%s", why.c_str());
+    if (req.backend == Backend::kNamed) return fail(err::kNoMem, "%s", why.c_str());
   }
 
   Shm s;
@@ -349,8 +348,8 @@ int createSegment(const Request& req, Shm* out) {
   if (rc == kOk) rc = placeAndReserve(req, &s);
   if (rc != kOk) {
     release(&s);
-    if (rc == MPI_ERR_NO_MEM)
-      return fail(MPI_ERR_NO_MEM, "no memory left for the shared segment: it needs %s, %s of memory is available (%s)",
+    if (rc == err::kNoMem)
+      return fail(err::kNoMem, "no memory left for the shared segment: it needs %s, %s of memory is available (%s)",
                   needS.c_str(), humanBytes(sp.memAvailable).c_str(), namedS.c_str());
     return rc;
   }

@@ -100,7 +100,7 @@ Space querySpace(const std::string& namedDir, uint64_t namedCap = UINT64_MAX, ui
 
 // Runs the recipe above.  On success *out owns the fd and the mapping
 // (release() frees them) and /dev/shm holds no name.  Returns 0, or
-// MPI_ERR_NO_MEM when no backend has room (the reason names the size needed
+// err::kNoMem when no backend has room (the reason names the size needed
 // and the space free), or another MPI error class, always with a reason
 // (common/status.h); *out is then empty.
 int createSegment(const Request& req, Shm* out);
@@ -109,7 +109,7 @@ int createSegment(const Request& req, Shm* out);
 int createNamed(const std::string& name, size_t size, Shm* out);
 // The same on a memfd.
 int createMemfd(size_t size, Shm* out, unsigned flags = 0);  // flags: e.g. MFD_HUGETLB
-// posix_fallocate of the whole object (step 4).  MPI_ERR_NO_MEM on ENOSPC or
+// posix_fallocate of the whole object (step 4).  err::kNoMem on ENOSPC or
 // ENOMEM, another class otherwise.
 int reserve(const Shm& shm);
 

@@ -1,6 +1,5 @@
 #include "os/topology.h"
 
-#include <mpi.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -93,8 +92,8 @@ Topology::~Topology() {
 int Topology::loadSystem() {
   if (topo_) hwloc_topology_destroy(topo_);
   topo_ = nullptr;
-  if (hwloc_topology_init(&topo_) != 0) return fail(MPI_ERR_OTHER, "hwloc_topology_init: %s", strerror(errno));
-  if (hwloc_topology_load(topo_) != 0) return fail(MPI_ERR_OTHER, "hwloc_topology_load: %s", strerror(errno));
+  if (hwloc_topology_init(&topo_) != 0) return fail(err::kOther, "hwloc_topology_init: %s", strerror(errno));
+  if (hwloc_topology_load(topo_) != 0) return fail(err::kOther, "hwloc_topology_load: %s", strerror(errno));
   // Respect the launcher's own CPU binding (taskset, cgroup cpusets, a batch
   // system): ranks must only be spread over the CPUs we were given.
   hwloc_bitmap_t mine = hwloc_bitmap_alloc();
@@ -102,7 +101,7 @@ int Topology::loadSystem() {
       !hwloc_bitmap_isequal(mine, hwloc_topology_get_topology_cpuset(topo_))) {
     if (hwloc_topology_restrict(topo_, mine, 0) != 0) {
       hwloc_bitmap_free(mine);
-      return fail(MPI_ERR_OTHER, "hwloc_topology_restrict: %s", strerror(errno));
+      return fail(err::kOther, "hwloc_topology_restrict: %s", strerror(errno));
     }
   }
   hwloc_bitmap_free(mine);
@@ -112,20 +111,20 @@ int Topology::loadSystem() {
 int Topology::loadSynthetic(const std::string& description) {
   if (topo_) hwloc_topology_destroy(topo_);
   topo_ = nullptr;
-  if (hwloc_topology_init(&topo_) != 0) return fail(MPI_ERR_OTHER, "hwloc_topology_init: %s", strerror(errno));
+  if (hwloc_topology_init(&topo_) != 0) return fail(err::kOther, "hwloc_topology_init: %s", strerror(errno));
   if (hwloc_topology_set_synthetic(topo_, description.c_str()) != 0)
-    return fail(MPI_ERR_ARG, "bad hwloc synthetic topology \"%s\"", description.c_str());
-  if (hwloc_topology_load(topo_) != 0) return fail(MPI_ERR_OTHER, "hwloc_topology_load: %s", strerror(errno));
+    return fail(err::kArg, "bad hwloc synthetic topology \"%s\"", description.c_str());
+  if (hwloc_topology_load(topo_) != 0) return fail(err::kOther, "hwloc_topology_load: %s", strerror(errno));
   return finishLoad();
 }
 
 int Topology::loadXml(const std::string& path) {
   if (topo_) hwloc_topology_destroy(topo_);
   topo_ = nullptr;
-  if (hwloc_topology_init(&topo_) != 0) return fail(MPI_ERR_OTHER, "hwloc_topology_init: %s", strerror(errno));
+  if (hwloc_topology_init(&topo_) != 0) return fail(err::kOther, "hwloc_topology_init: %s", strerror(errno));
   if (hwloc_topology_set_xml(topo_, path.c_str()) != 0)
-    return fail(MPI_ERR_ARG, "cannot read hwloc XML topology %s: %s", path.c_str(), strerror(errno));
-  if (hwloc_topology_load(topo_) != 0) return fail(MPI_ERR_OTHER, "hwloc_topology_load: %s", strerror(errno));
+    return fail(err::kArg, "cannot read hwloc XML topology %s: %s", path.c_str(), strerror(errno));
+  if (hwloc_topology_load(topo_) != 0) return fail(err::kOther, "hwloc_topology_load: %s", strerror(errno));
   return finishLoad();
 }
 
@@ -154,19 +153,19 @@ int Topology::finishLoad() {
     }
     info_.cores.push_back(std::move(ci));
   }
-  if (info_.cores.empty()) return fail(MPI_ERR_OTHER, "hwloc found no cores in the topology");
+  if (info_.cores.empty()) return fail(err::kOther, "hwloc found no cores in the topology");
   return kOk;
 }
 
 int Topology::bindProcess(const std::vector<unsigned>& cpuset) const {
   if (cpuset.empty()) return kOk;
-  if (!topo_) return fail(MPI_ERR_OTHER, "binding with no topology loaded");
+  if (!topo_) return fail(err::kOther, "binding with no topology loaded");
   hwloc_bitmap_t set = hwloc_bitmap_alloc();
   for (unsigned c : cpuset) hwloc_bitmap_set(set, c);
   int rc = hwloc_set_cpubind(topo_, set, HWLOC_CPUBIND_PROCESS);
   int err = errno;
   hwloc_bitmap_free(set);
-  if (rc != 0) return fail(MPI_ERR_OTHER, "cannot bind to CPUs %s: %s", cpuListString(cpuset).c_str(), strerror(err));
+  if (rc != 0) return fail(err::kOther, "cannot bind to CPUs %s: %s", cpuListString(cpuset).c_str(), strerror(err));
   return kOk;
 }
 

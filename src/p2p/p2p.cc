@@ -22,9 +22,9 @@
 #include <memory>
 #include <unordered_map>
 
-#include "channel/wait.h"
-#include "coll/engine.h"
-#include "coll/streamed.h"
+#include "wait/wait.h"
+#include "transport/pull.h"
+#include "transport/world.h"
 #include "common/env.h"
 #include "common/tuning.h"
 #include "common/status.h"
@@ -92,22 +92,22 @@ struct Out {
   uint64_t aux = 0;
 };
 
-class Engine {
+class Endpoint {
  public:
   void init() {
-    coll::Engine& e = coll::engine();
+    const transport::World& e = transport::world();
     seg_ = e.seg;
     me_ = e.rank;
-    cma_ = e.cma;
+    cma_ = transport::pulls().cma;
     queue_ = seg_.p2pQueue(me_);
     anchorOff_ = reinterpret_cast<char*>(&queue_->anchorNext) - seg_.base();
     head_ = anchorOff_;
     eagerMax_ = std::min<uint64_t>(kPayload, tuning::value("SHMCOLL_P2P_EAGER", "p2p_eager", nullptr, e.size, kPayload));
     cmaMin_ = tuning::value("SHMCOLL_P2P_CMA_MIN", "p2p_cma_min", nullptr, e.size, 16 * 1024);
     for (uint32_t i = 0; i < kP2pCells; ++i) cellOff_[i] = seg_.cellOffset(me_, i);
-    channel::gProgressHook = &Engine::hook;
+    wait::gProgressHook = &Endpoint::hook;
   }
-  void refreshCma() { cma_ = coll::engine().cma && env::flag("SHMCOLL_CMA", true); }
+  void refreshCma() { cma_ = transport::pulls().cma && env::flag("SHMCOLL_CMA", true); }
 
   static bool hook();
 
@@ -276,7 +276,7 @@ class Engine {
     uint64_t prev = q->tail.exchange(off, std::memory_order_acq_rel);
     std::atomic<uint64_t>* link = prev ? nextOf(prev) : &q->anchorNext;  // 0: the queue was never used (its anchor)
     link->store(off, std::memory_order_release);
-    channel::wakePeer(seg_.ctl(dest));
+    wait::wakePeer(seg_.ctl(dest));
   }
 
   // Takes the oldest cell from this rank's queue; 0 when none is ready.
@@ -307,7 +307,7 @@ class Engine {
 
   void freeCell(CellHeader* c) {
     c->busy.store(0, std::memory_order_release);
-    channel::wakePeer(seg_.ctl(c->srcWorld));
+    wait::wakePeer(seg_.ctl(c->srcWorld));
   }
 
   void startSend(SendReq* s) {
@@ -357,7 +357,7 @@ class Engine {
           // rendezvous size, when the buffer is in the segment or the shared
           // malloc heap; process_vm_readv from cmaMin_ bytes.
           if (s->cur.contiguous() && o.dest != me_ &&
-              ((cma_ && s->total >= cmaMin_) || coll::peerReadable(s->cur.contiguousBase(), s->total)))
+              ((cma_ && s->total >= cmaMin_) || transport::peerReadable(s->cur.contiguousBase(), s->total)))
             c->aux = reinterpret_cast<uint64_t>(s->cur.contiguousBase());
           push(o.dest, c);
           out_.pop_front();
@@ -529,7 +529,7 @@ class Engine {
       return;
     }
     if (m.addr) {
-      if (coll::cmaPull(m.srcWorld, m.addr, r->cur, n) == 0) {
+      if (transport::pull(m.srcWorld, m.addr, r->cur, n) == 0) {
         control(kFin, m.srcWorld, m.senderId, 0);
         complete(r);
         return;
@@ -562,11 +562,11 @@ class Engine {
   std::vector<Request*> active_;
 };
 
-Engine gEngine;
+Endpoint gEndpoint;
 
-bool Engine::hook() { return gEngine.progress(); }
+bool Endpoint::hook() { return gEndpoint.progress(); }
 
-bool RecvReq::cancel() { return gEngine.cancelRecv(this); }
+bool RecvReq::cancel() { return gEndpoint.cancelRecv(this); }
 
 }  // namespace
 
@@ -574,48 +574,48 @@ bool gOversubscribed = false;
 
 void init(bool oversubscribed) {
   gOversubscribed = oversubscribed;
-  gEngine.init();
-  gEngine.refreshCma();
+  gEndpoint.init();
+  gEndpoint.refreshCma();
 }
 
 Request* isend(const void* buf, uint64_t count, const dt::Type* type, const Envelope& env, Mode mode) {
-  return gEngine.isend(buf, count, type, env, mode);
+  return gEndpoint.isend(buf, count, type, env, mode);
 }
 int send(const void* buf, uint64_t count, const dt::Type* type, const Envelope& env, Mode mode) {
-  return gEngine.send(buf, count, type, env, mode);
+  return gEndpoint.send(buf, count, type, env, mode);
 }
 Request* irecv(void* buf, uint64_t count, const dt::Type* type, uint32_t ctx, int source, int tag) {
-  return gEngine.irecv(buf, count, type, ctx, source, tag);
+  return gEndpoint.irecv(buf, count, type, ctx, source, tag);
 }
 bool iprobe(uint32_t ctx, int source, int tag, Status* st, Message** msg) {
-  return gEngine.iprobe(ctx, source, tag, st, msg);
+  return gEndpoint.iprobe(ctx, source, tag, st, msg);
 }
 Request* imrecv(void* buf, uint64_t count, const dt::Type* type, Message* msg) {
-  return gEngine.imrecv(buf, count, type, msg);
+  return gEndpoint.imrecv(buf, count, type, msg);
 }
-bool progress() { return gEngine.progress(); }
+bool progress() { return gEndpoint.progress(); }
 
 void idle() {
-  if (gOversubscribed) channel::yieldCpu();
+  if (gOversubscribed) wait::yieldCpu();
 }
 
 int wait(Request* r) {
   if (r->done) return 0;
-  return channel::waitUntil(coll::engine().self(), [r] {
-    gEngine.progress();
+  return wait::waitUntil(transport::world().self(), [r] {
+    gEndpoint.progress();
     return r->done;
   });
 }
 
 int waitFor(bool (*pred)(void*), void* arg) {
   if (pred(arg)) return 0;
-  return channel::waitUntil(coll::engine().self(), [pred, arg] {
-    gEngine.progress();
+  return wait::waitUntil(transport::world().self(), [pred, arg] {
+    gEndpoint.progress();
     return pred(arg);
   });
 }
 
-void addActive(Request* r) { gEngine.addActive(r); }
+void addActive(Request* r) { gEndpoint.addActive(r); }
 
 void release(Request* r) {
   if (!r) return;
@@ -626,6 +626,6 @@ void release(Request* r) {
   r->freed = true;  // kOther requests are on the active list until done
 }
 
-uint32_t cellsInUse() { return gEngine.cellsInUse(); }
+uint32_t cellsInUse() { return gEndpoint.cellsInUse(); }
 
 }  // namespace shmcoll::p2p

@@ -21,7 +21,7 @@
 //  - synchronous sends (MPI_Ssend) that go eager ask for an ACK at the match.
 //
 // All of it advances in progress(), which every wait of the library runs
-// (channel::gProgressHook), never in a thread of its own.  Control messages
+// (wait::gProgressHook), never in a thread of its own.  Control messages
 // and data that find no free cell wait in a local FIFO, in order.
 //
 // This layer speaks of contexts, communicator ranks and world ranks; MPI

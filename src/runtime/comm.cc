@@ -4,10 +4,10 @@
 #include <cstring>
 #include <memory>
 
-#include "channel/wait.h"
+#include "wait/wait.h"
 #include "coll/coll.h"
 #include "common/status.h"
-#include "p2p/nbc.h"
+#include "transport/lanes.h"
 #include "runtime/context.h"
 
 namespace shmcoll::rt {
@@ -56,11 +56,11 @@ struct Proposal {
 // on all of them (below kAsyncCtxFirst) and a starting sequence number above
 // every sequence number any of them used.
 int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint64_t* base) {
-  Context& c = ctx();
   Proposal mine{};
   freeContexts(false, mine.freeCtx);
   // The gather below advances an intracommunicator's sequence; count it in.
-  mine.highSeq = parent.inter ? c.eng.highSeq : std::max(c.eng.highSeq, parent.team.seq + 1);
+  const uint64_t high = transport::lanes().highSeq;
+  mine.highSeq = parent.inter ? high : std::max(high, parent.team.seq + 1);
   mine.color = color;
   mine.key = key;
   all->resize(scheduleTeam(parent).size());
@@ -127,12 +127,8 @@ class RawAllgather final : public coll::ExchangeArgs {
  public:
   RawAllgather(const void* mine, uint64_t bytes, void* out)
       : mine_(static_cast<const char*>(mine)), out_(static_cast<char*>(out)), bytes_(bytes) {}
-  coll::Block send(uint32_t) const override { return {mine_, bytes_, byteType()}; }
-  coll::Block recv(uint32_t p) const override { return {out_ + p * bytes_, bytes_, byteType()}; }
-  static const dt::Type* byteType() {
-    static const dt::Type* t = dt::fromHandle(MPI_BYTE);
-    return t;
-  }
+  coll::Block send(uint32_t) const override { return {mine_, bytes_, dt::byteType()}; }
+  coll::Block recv(uint32_t p) const override { return {out_ + p * bytes_, bytes_, dt::byteType()}; }
 
  private:
   const char* mine_;
@@ -144,7 +140,7 @@ class RawAllgather final : public coll::ExchangeArgs {
 class RawBcast final : public coll::ExchangeArgs {
  public:
   RawBcast(void* buf, uint64_t bytes, uint32_t root, uint32_t me) : root_(root), me_(me) {
-    block_ = {static_cast<const char*>(buf), bytes, RawAllgather::byteType()};
+    block_ = {static_cast<const char*>(buf), bytes, dt::byteType()};
     op = coll::Op::kBcast;
     allPairs = false;
     broadcast = true;  // on every rank: the receivers read the root's one shared lane
@@ -159,8 +155,11 @@ class RawBcast final : public coll::ExchangeArgs {
   uint32_t root_, me_;
 };
 
-// Runs a schedule to completion (the blocking collectives of intercommunicators).
-int runSchedule(p2p::Request* r) {
+// Runs a schedule that start(&request) starts to completion.
+template <class Start>
+int runSchedule(Start&& start) {
+  p2p::Request* r = nullptr;
+  SHMCOLL_CHECK(start(&r));
   SHMCOLL_CHECK(p2p::wait(r));
   const int err = r->status.error;
   p2p::release(r);
@@ -191,8 +190,9 @@ int lowestFree(const uint64_t* freeAll, uint32_t* ctxId) {
 
 int gatherAll(Comm& c, const void* mine, uint64_t bytes, void* out) {
   if (!c.inter) return coll::allgatherBytes(c.team, mine, bytes, out);
+  // (every pair of both groups: the peers team as one group)
   RawAllgather a(mine, bytes, out);
-  return runSchedule(nbc::exchange(c.peers, a, false));
+  return runSchedule([&](p2p::Request** r) { return coll::startExchange(coll::Place{&c.peers}, a, {}, r); });
 }
 
 Comm* pendingDup(const Comm& parent) {
@@ -340,7 +340,7 @@ int createComm(Comm& parent, const Group& g, Comm** out) {
 // numbers its exchanges (bootCount), so both know which message is next.
 int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
   Context& c = ctx();
-  coll::Engine& e = c.eng;
+  transport::World& e = c.eng;
   const uint32_t me = e.rank;
   *out = nullptr;
   static std::vector<uint64_t> bootCount;
@@ -349,17 +349,17 @@ int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
   freeContexts(false, freeMine);
   const uint32_t leader = g.members[0];
   uint32_t ctxId = UINT32_MAX;
-  uint64_t base = e.highSeq;
+  uint64_t base = transport::lanes().highSeq;
   if (me != leader) {
     const uint64_t k = ++bootCount[leader];
     segment::BootEntry* req = e.seg.boot(me, leader);
     req->tag = tag;
-    req->highSeq = e.highSeq;
+    req->highSeq = transport::lanes().highSeq;
     std::copy(std::begin(freeMine), std::end(freeMine), req->freeCtx);
     req->count.store(k, std::memory_order_release);
-    channel::wakePeer(e.seg.ctl(leader));
+    wait::wakePeer(e.seg.ctl(leader));
     segment::BootEntry* ans = e.seg.boot(leader, me);
-    SHMCOLL_CHECK(channel::waitUntil(e.self(), [&] { return ans->count.load(std::memory_order_acquire) >= k; }));
+    SHMCOLL_CHECK(wait::waitUntil(e.self(), [&] { return ans->count.load(std::memory_order_acquire) >= k; }));
     ctxId = ans->ctx;
     base = ans->highSeq;
   } else {
@@ -370,7 +370,7 @@ int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
       const uint32_t m = g.members[i];
       const uint64_t k = bootCount[m] + 1;
       segment::BootEntry* req = e.seg.boot(m, me);
-      SHMCOLL_CHECK(channel::waitUntil(e.self(), [&] { return req->count.load(std::memory_order_acquire) >= k; }));
+      SHMCOLL_CHECK(wait::waitUntil(e.self(), [&] { return req->count.load(std::memory_order_acquire) >= k; }));
       tagsAgree &= req->tag == tag;
       base = std::max(base, req->highSeq);
       for (size_t w = 0; w < std::size(freeAll); ++w) freeAll[w] &= req->freeCtx[w];
@@ -389,7 +389,7 @@ int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
       ans->ctx = tagsAgree ? ctxId : UINT32_MAX - 1;
       ans->highSeq = base;
       ans->count.store(k, std::memory_order_release);
-      channel::wakePeer(e.seg.ctl(m));
+      wait::wakePeer(e.seg.ctl(m));
     }
     if (!tagsAgree) ctxId = UINT32_MAX - 1;
   }
@@ -414,7 +414,8 @@ void destroyComm(Comm* c) {
 }  // namespace
 
 int freeComm(Comm* c) {
-  int rc = c->inter ? runSchedule(nbc::barrier(c->peers)) : coll::barrier(c->team);
+  int rc = c->inter ? runSchedule([&](p2p::Request** r) { return coll::startBarrier(coll::Place{&c->peers}, r); })
+                     : coll::barrierOn(c->team);
   if (c->holds) {
     c->freed = true;
     return rc;
@@ -461,7 +462,7 @@ int leaderExchange(const Comm& local, const uint64_t* localFree, Comm* peer, int
   if (indexOf(local.team.members, dest) < local.team.size())
     return fail(MPI_ERR_RANK, "remote_leader = %d of peer_comm is a member of local_comm (the groups must be disjoint)",
                 remoteLeader);
-  const dt::Type* bytes = RawAllgather::byteType();
+  const dt::Type* bytes = dt::byteType();
   std::vector<char> out(sizeof(Hello) + 4 * local.team.size());
   Hello h{};
   std::copy(localFree, localFree + segment::kMaxContexts / 64, h.freeCtx);
@@ -518,14 +519,14 @@ int createIntercomm(Comm& local, uint32_t localLeader, Comm* peer, int remoteLea
     v.nremote = static_cast<uint32_t>(remote.size());
   }
   RawBcast hb(&v, sizeof v, localLeader, local.team.rank);
-  SHMCOLL_CHECK(coll::exchange(local.team, hb));
+  SHMCOLL_CHECK(coll::exchange(coll::Place{&local.team}, hb));
   if (v.err) {
     if (leader) return v.err;  // with the leader's own reason
     return fail(v.err, "the local leader (rank %u of local_comm) failed to set up the intercommunicator", localLeader);
   }
   remote.resize(v.nremote);
   RawBcast gb(remote.data(), 4ull * v.nremote, localLeader, local.team.rank);
-  SHMCOLL_CHECK(coll::exchange(local.team, gb));
+  SHMCOLL_CHECK(coll::exchange(coll::Place{&local.team}, gb));
   *out = installInter(local.team.members, std::move(remote), v.ctxId, local);
   return kOk;
 }

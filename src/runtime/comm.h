@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "coll/engine.h"
+#include "coll/coll.h"
 #include "runtime/attr.h"
 #include "runtime/info.h"
 
@@ -63,6 +63,12 @@ static_assert(kAsyncCtxFirst % 64 == 0 && kAsyncCtxFirst < segment::kMaxContexts
 // The team a communicator's nonblocking schedules run on: the communicator
 // itself, or both groups of an intercommunicator.
 inline coll::Team& scheduleTeam(Comm& c) { return c.inter ? c.peers : c.team; }
+// Where a communicator's collectives run, as the engine takes it.
+inline coll::Place placeOf(Comm& c) {
+  if (!c.inter) return coll::Place{&c.team};
+  return coll::Place{&c.team, &c.peers,
+                     coll::Groups{c.localBase, c.team.size(), c.remoteBase, static_cast<uint32_t>(c.remote.size())}};
+}
 // Peers a point-to-point rank names: the remote group of an intercommunicator.
 inline uint32_t peerCount(const Comm& c) { return c.inter ? static_cast<uint32_t>(c.remote.size()) : c.team.size(); }
 inline uint32_t peerWorld(const Comm& c, uint32_t rank) { return c.inter ? c.remote[rank] : c.team.members[rank]; }

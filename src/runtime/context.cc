@@ -11,12 +11,12 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "channel/wait.h"
+#include "wait/wait.h"
 #include "common/env.h"
 #include "common/tuning.h"
 #include "common/status.h"
 #include "coll/coll.h"
-#include "coll/streamed.h"
+#include "transport/pull.h"
 #include "os/shared_heap.h"
 #include "p2p/p2p.h"
 #include "runtime/comm.h"
@@ -81,7 +81,7 @@ int mapSegment(Context& c) {
 
 // Tries a one-word process_vm_readv from the next rank; then every rank learns
 // whether all succeeded (the caller runs a barrier in between).
-void probeCma(coll::Engine& c) {
+void probeCma(transport::World& c) {
   segment::RankCtl* next = c.seg.ctl((c.rank + 1) % c.size);
   uint64_t got = 0;
   struct iovec local = {&got, sizeof got};
@@ -113,9 +113,9 @@ void publishHeap(segment::RankCtl* me) {
 
 // Maps the next rank's heap (when it has one); every rank then learns
 // whether all succeeded (the caller runs a barrier in between).
-void probeHeap(coll::Engine& c) {
+void probeHeap(transport::World& c) {
   uint32_t next = (c.rank + 1) % c.size;
-  bool ok = c.seg.ctl(next)->heapFd < 0 || coll::canMapPeerHeap(next);
+  bool ok = c.seg.ctl(next)->heapFd < 0 || transport::canMapPeerHeap(next);
   c.self()->heapOk.store(ok ? 1 : 2, std::memory_order_release);
 }
 
@@ -125,7 +125,7 @@ Context& ctx() { return gCtx; }
 
 int init(int requiredThread, int* provided) {
   Context& c = gCtx;
-  coll::Engine& e = c.eng;
+  transport::World& e = c.eng;
   SHMCOLL_CHECK(mapSegment(c));
   e.seg = segment::View(c.mapBase);
   segment::RankCtl* me = e.self();
@@ -142,16 +142,16 @@ int init(int requiredThread, int* provided) {
   // running, and a spin only holds the core it needs: yield at once, and
   // sleep after one yield.  Each call then costs about one context switch
   // per rank, which is the floor (docs/PERFORMANCE.md).
-  channel::WaitPolicy wp;
+  wait::WaitPolicy wp;
   wp.spins = static_cast<uint32_t>(std::min<uint64_t>(
       UINT32_MAX, tuning::value("SHMCOLL_WAIT_SPINS", "wait_spins", nullptr, e.size, c.oversubscribed ? 0 : 20000)));
   wp.yields = static_cast<uint32_t>(std::min<uint64_t>(
       UINT32_MAX, tuning::value("SHMCOLL_WAIT_YIELDS", "wait_yields", nullptr, e.size, c.oversubscribed ? 1 : 8)));
   wp.streamSpinNs = static_cast<uint32_t>(std::min<uint64_t>(
       UINT32_MAX, tuning::value("SHMCOLL_STREAM_SPIN_NS", "stream_spin_ns", nullptr, e.size, c.oversubscribed ? 8000 : 0)));
-  channel::setPolicy(wp);
+  wait::setPolicy(wp);
   if (c.oversubscribed)
-    channel::gCrowd = {&e.seg.header()->sleepers, e.size, static_cast<uint32_t>(ncores)};
+    wait::gCrowd = {&e.seg.header()->sleepers, e.size, static_cast<uint32_t>(ncores)};
 
   // The library serialises nothing internally, but keeps no per-thread state
   // either: calls from several threads are fine as long as they never overlap.
@@ -160,19 +160,19 @@ int init(int requiredThread, int* provided) {
 
   SHMCOLL_CHECK(initComms());
   // Every rank has published its pid and probe address once this barrier ends.
-  SHMCOLL_CHECK(coll::barrier(worldTeam()));
+  SHMCOLL_CHECK(coll::barrierOn(worldTeam()));
   if (e.size > 1) {
     const bool cma = env::flag("SHMCOLL_CMA", true);
     if (cma) probeCma(e);
     probeHeap(e);
-    SHMCOLL_CHECK(coll::barrier(worldTeam()));
+    SHMCOLL_CHECK(coll::barrierOn(worldTeam()));
     bool allCma = cma, allHeap = true;
     for (uint32_t r = 0; r < e.size; ++r) {
       allCma &= e.seg.ctl(r)->cmaOk.load(std::memory_order_acquire) == 1;
       allHeap &= e.seg.ctl(r)->heapOk.load(std::memory_order_acquire) == 1;
     }
-    e.cma = allCma;
-    e.heapShared = allHeap;
+    transport::pulls().cma = allCma;
+    transport::pulls().heapShared = allHeap;
   }
   p2p::init(c.oversubscribed);
   c.initialized = true;
@@ -183,7 +183,7 @@ int finalize() {
   Context& c = gCtx;
   // MPI_Finalize is collective: once every rank is here nobody reads our
   // mailboxes any more.
-  int rc = coll::barrier(worldTeam());
+  int rc = coll::barrierOn(worldTeam());
   c.eng.self()->state.store(segment::kFinalized, std::memory_order_release);
   c.finalized = true;
   return rc;
@@ -194,25 +194,25 @@ void abortJob(int code) {
   fflush(stdout);
   fflush(stderr);
   if (c.mapBase) {
-    const coll::Engine& e = c.eng;
+    const transport::World& e = c.eng;
     int32_t expected = 0;
     segment::SegmentHeader* h = e.seg.header();
     if (h->abortRank.compare_exchange_strong(expected, static_cast<int32_t>(e.rank) + 1)) {
       h->abortCode.store(code, std::memory_order_release);
     }
     // Wake everybody so that waiters notice the abort at once.
-    for (uint32_t r = 0; r < e.size; ++r) channel::wakePeer(e.seg.ctl(r));
+    for (uint32_t r = 0; r < e.size; ++r) wait::wakePeer(e.seg.ctl(r));
   }
   _exit(code == 0 ? 1 : (code & 0xff ? code & 0xff : 1));
 }
 
 }  // namespace shmcoll::rt
 
-namespace shmcoll::channel {
+namespace shmcoll::wait {
 int checkJobAlive() {
   const auto& c = rt::ctx();
   if (c.mapBase && c.eng.seg.header()->abortRank.load(std::memory_order_relaxed) != 0)
-    return fail(MPI_ERR_PROC_ABORTED, "another rank aborted the job");
+    return fail(err::kProcAborted, "another rank aborted the job");
   return 0;
 }
-}  // namespace shmcoll::channel
+}  // namespace shmcoll::wait

@@ -7,13 +7,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "coll/engine.h"
+#include "transport/world.h"
 #include "segment/layout.h"
 
 namespace shmcoll::rt {
 
 struct Context {
-  coll::Engine& eng = coll::engine();
+  transport::World& eng = transport::world();  // the segment, this rank and the job size
   void* mapBase = nullptr;
   size_t mapSize = 0;
   bool singleton = false;

@@ -60,6 +60,7 @@
 #include "common/status.h"
 #include "runtime/attr.h"
 #include "runtime/context.h"
+#include "transport/lanes.h"
 
 namespace shmcoll::rt {
 
@@ -149,7 +150,7 @@ class Agreement final : public p2p::Request {
           did = true;
           ++round_;
           const bool own = tryLock();
-          Msg mine{kOffer, own ? 1u : 0u, kNone, round_, own ? freeIds() : 0, ctx().eng.highSeq};
+          Msg mine{kOffer, own ? 1u : 0u, kNone, round_, own ? freeIds() : 0, transport::lanes().highSeq};
           if (!leader()) {
             out1_ = mine;
             send(0, out1_);

@@ -1,6 +1,5 @@
 #include "segment/layout.h"
 
-#include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -78,16 +77,16 @@ void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPi
 int validateHeader(const void* base, size_t mappedSize, uint32_t expectRanks) {
   const auto* h = static_cast<const SegmentHeader*>(base);
   if (mappedSize < sizeof(SegmentHeader))
-    return fail(MPI_ERR_INTERN, "shared segment of %zu bytes is smaller than its header", mappedSize);
-  if (h->magic != kMagic) return fail(MPI_ERR_INTERN, "shared segment has a bad magic number");
+    return fail(err::kIntern, "shared segment of %zu bytes is smaller than its header", mappedSize);
+  if (h->magic != kMagic) return fail(err::kIntern, "shared segment has a bad magic number");
   if (h->version != kVersion)
-    return fail(MPI_ERR_INTERN, "shared segment version %u, this library expects %u (mixed installations?)",
+    return fail(err::kIntern, "shared segment version %u, this library expects %u (mixed installations?)",
                 h->version, kVersion);
   if (h->nranks != expectRanks)
-    return fail(MPI_ERR_INTERN, "shared segment is for %u ranks, SHMCOLL_SIZE says %u", h->nranks, expectRanks);
+    return fail(err::kIntern, "shared segment is for %u ranks, SHMCOLL_SIZE says %u", h->nranks, expectRanks);
   Layout l = computeLayout(h->nranks, h->slotBytes, h->heapBytes);
   if (h->totalSize != l.totalSize || h->totalSize > mappedSize || h->rankAreaStride != l.rankAreaStride)
-    return fail(MPI_ERR_INTERN, "shared segment size %llu does not match its layout (%llu expected, %zu mapped)",
+    return fail(err::kIntern, "shared segment size %llu does not match its layout (%llu expected, %zu mapped)",
                 (unsigned long long)h->totalSize, (unsigned long long)l.totalSize, mappedSize);
   return kOk;
 }

@@ -88,7 +88,7 @@ struct alignas(kLine) SegmentHeader {
   std::atomic<int32_t> abortCode;
   // Ranks that have mapped the segment.
   alignas(kLine) std::atomic<uint32_t> attached;
-  // Ranks asleep on their futex right now (channel/wait.h): with ncores, how
+  // Ranks asleep on their futex right now (wait/wait.h): with ncores, how
   // many ranks compete for the cores.
   alignas(kLine) std::atomic<uint32_t> sleepers;
 };
@@ -156,7 +156,7 @@ constexpr size_t kCtxBytes = sizeof(CtxLines);
 struct LaneHeader {
   std::atomic<uint64_t> tag;  // laneTag(seq, ctx) of the operation the lane holds; 0 = never used
   uint64_t bytes;             // bytes for the reader, ORed with one of the kLane* kinds
-  // Then, by kind: kLaneInline: the payload; kLaneCma: the sender's address of
+  // Then, by kind: kLaneInline: the payload; kLanePull: the sender's address of
   // the bytes (uint64_t); kLaneStream: their offset in the sender's stream.
 };
 constexpr size_t kLaneHeaderBytes = 16;
@@ -184,9 +184,9 @@ static_assert(laneInlineLines(48) == 1 && laneInlineLines(49) == 2 && laneInline
 static_assert(laneInlineCapacity(64) == 48 && laneInlineCapacity(128) == 104 && laneInlineCapacity(448) == 384 &&
               laneInlineCapacity(512) == 496);
 constexpr uint64_t kLaneInline = 1ull << 63;
-constexpr uint64_t kLaneCma = 1ull << 62;
+constexpr uint64_t kLanePull = 1ull << 62;  // the reader pulls the bytes from the sender's buffer
 constexpr uint64_t kLaneStream = 0;
-constexpr uint64_t kLaneKinds = kLaneInline | kLaneCma;
+constexpr uint64_t kLaneKinds = kLaneInline | kLanePull;
 constexpr size_t kMinLaneArea = 64 * 1024;
 // Sequence numbers start at 1 and context ids are < 256, so (seq << 8) | ctx
 // is never 0 and names one operation of the job.  The tag is that number

@@ -1,4 +1,4 @@
-// The inline lane format (segment/layout.h, coll/streamed.h): up to 440
+// The inline lane format (segment/layout.h, transport/lane.h): up to 440
 // bytes, 48 in the header's line and 56 in each later line, which ends in a
 // stamp (the tag); longer payloads in one piece after the header.  Checked
 // byte for byte on an ordinary buffer: what a writer puts where, what a
@@ -10,10 +10,10 @@
 #include <cstring>
 #include <vector>
 
-#include "coll/streamed.h"
+#include "transport/lane.h"
 #include "segment/layout.h"
 
-namespace shmcoll::coll {
+namespace shmcoll::transport {
 namespace {
 
 using segment::kLaneFirstPayload;
@@ -176,4 +176,4 @@ TEST(Lane, TagLeftToTheCaller) {
 }
 
 }  // namespace
-}  // namespace shmcoll::coll
+}  // namespace shmcoll::transport

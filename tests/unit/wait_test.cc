@@ -1,4 +1,4 @@
-// Waiting (channel/wait.h): the futex sleep is counted in the segment's
+// Waiting (wait/wait.h): the futex sleep is counted in the segment's
 // sleeper count, and waitStream spins only while the ranks not asleep fit
 // the cores.  Threads stand in for ranks; the RankCtl and the counter live in
 // ordinary memory.
@@ -8,9 +8,9 @@
 #include <chrono>
 #include <thread>
 
-#include "channel/wait.h"
+#include "wait/wait.h"
 
-namespace shmcoll::channel {
+namespace shmcoll::wait {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -133,4 +133,4 @@ TEST_F(WaitTest, WithoutACrowdStreamWaitIsWaitUntil) {
 }
 
 }  // namespace
-}  // namespace shmcoll::channel
+}  // namespace shmcoll::wait

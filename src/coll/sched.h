@@ -1,6 +1,22 @@
-// The schedule machinery of the nonblocking collectives (nbc.h), shared by
-// nbc.cc and nbc_inter.cc: a request that runs rounds of point-to-point
-// transfers, each followed by a local step.
+// Schedules: the collectives as rounds of point-to-point messages, for the
+// nonblocking (and persistent) collectives and for intercommunicators.
+//
+// The blocking collectives hold the per-rank lanes and slots for one
+// operation at a time; a nonblocking collective may be outstanding alongside
+// others on any communicators, in any completion order, so it runs on the
+// point-to-point layer instead, which buffers as much as needed.  A schedule
+// is a list of rounds; each round posts its sends and receives, and when all
+// have completed runs a local step (a fold, a copy) and starts the next.
+// p2p::progress() steps every schedule, so a schedule advances in any MPI
+// call (and in every wait) of the process, and always completes in
+// MPI_Wait/MPI_Test.
+//
+// Messages of schedules travel on the context p2p::kInternalCtx | ctx (never
+// matched by user receives) with the operation's number on the team as tag:
+// all members start nonblocking collectives on a communicator in the same
+// order, so the numbers agree, and several outstanding operations on one
+// communicator never match each other's messages.  An intercommunicator's
+// schedules run on the team of both its groups (coll::Place::peers).
 #pragma once
 
 #include <functional>
@@ -8,30 +24,25 @@
 #include <vector>
 
 #include "coll/coll.h"
-#include "coll/streamed.h"
-#include "op/op.h"
+#include "coll/registry.h"
+#include "common/status.h"
 #include "p2p/p2p.h"
 
-namespace shmcoll::nbc {
-
-inline const dt::Type* byteType() {
-  static const dt::Type* t = dt::fromHandle(MPI_BYTE);
-  return t;
-}
+namespace shmcoll::coll::sched {
 
 class Schedule final : public p2p::Request {
  public:
   struct Xfer {
     bool send;
     uint32_t peer;  // team rank
-    coll::Block b;
+    Block b;
   };
   struct Round {
     std::vector<Xfer> xfers;
     std::function<void()> after;
   };
 
-  explicit Schedule(coll::Team& t)
+  explicit Schedule(Team& t)
       : Request(Kind::kOther),
         members_(t.members),
         me_(t.rank),
@@ -39,7 +50,7 @@ class Schedule final : public p2p::Request {
         tag_(static_cast<int32_t>(t.nbcSeq++ & 0x7fffffffu)) {}
   ~Schedule() override {
     for (const dt::Type* t : held_) dt::release(t);
-    for (MPI_Op op : heldOps_) op::unhold(op);
+    for (const Operator& op : heldOps_) op.hold(op, false);
   }
 
   Round& round() {
@@ -52,10 +63,12 @@ class Schedule final : public p2p::Request {
   }
   // A reduction holds its datatype and its operation (the user may free
   // both handles while the schedule runs).
-  void hold(const coll::Reduction& r) {
+  void hold(const Reduction& r) {
     hold(r.type);
-    op::hold(r.op);
-    heldOps_.push_back(r.op);
+    if (r.op.hold) {
+      r.op.hold(r.op, true);
+      heldOps_.push_back(r.op);
+    }
   }
   // Private memory that lives as long as the schedule.
   char* temp(uint64_t bytes) {
@@ -115,14 +128,21 @@ class Schedule final : public p2p::Request {
   std::vector<p2p::Request*> live_;
   std::vector<std::unique_ptr<char[]>> temps_;
   std::vector<const dt::Type*> held_;
-  std::vector<MPI_Op> heldOps_;
+  std::vector<Operator> heldOps_;
 };
 
-inline p2p::Request* start(Schedule* s) {
-  p2p::addActive(s);
-  p2p::progress();
-  return s;
-}
+// A round of every pair's block of `a` on `s` (sched_exchange.cc; the
+// intercommunicator forms use it with their own pairs).  With `inPlace` what
+// the receive blocks hold is packed aside first and sent from there.
+void exchangeRound(Schedule* s, const ExchangeArgs& a, bool inPlace);
+
+// The dissemination rounds of a barrier over every member of `s`'s team
+// (sched_barrier.cc).
+void barrierRounds(Schedule* s);
+
+// Starts `s`: nonblocking, hands it out in o.request; blocking (an
+// intercommunicator's collectives), waits for it and reports its failure.
+int start(Operation& o, Schedule* s);
 
 // Bytes spanned by `count` elements of `t` (the memory a temporary copy needs)
 // and the offset of the buffer origin inside it.
@@ -141,16 +161,14 @@ inline char* tempLike(Schedule* s, uint64_t count, const dt::Type* t) {
 }
 
 // inout = in (op) inout for r.count elements of r's type (held by the schedule).
-inline void combine(const coll::Reduction& r, const void* in, void* inout, uint64_t count) {
-  op::apply(r.op, in, inout, count, r.dtype, r.type);
-}
+inline void combine(const Reduction& r, const void* in, void* inout, uint64_t count) { r.op(in, inout, count, r.type); }
 
 // acc = in[0] (op) in[1] (op) ... (op) in[k-1] over `count` elements, folded
 // right to left so that a non-commutative operation sees its arguments in
 // rank order.
-inline void fold(const std::vector<const char*>& in, char* acc, const coll::Reduction& r, uint64_t count) {
-  coll::selfCopy({in.back(), count, r.type}, {acc, count, r.type});
+inline void fold(const std::vector<const char*>& in, char* acc, const Reduction& r, uint64_t count) {
+  transport::selfCopy({in.back(), count, r.type}, {acc, count, r.type});
   for (size_t j = in.size() - 1; j-- > 0;) combine(r, in[j], acc, count);
 }
 
-}  // namespace shmcoll::nbc
+}  // namespace shmcoll::coll::sched

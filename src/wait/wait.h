@@ -19,7 +19,7 @@
 
 #include "segment/layout.h"
 
-namespace shmcoll::channel {
+namespace shmcoll::wait {
 
 // Blocks on `ctl->wake` until it differs from `seen` or `timeoutNs` passes.
 void futexWait(std::atomic<uint32_t>* word, uint32_t seen, long timeoutNs);
@@ -142,4 +142,4 @@ int waitStream(segment::RankCtl* self, Cond&& cond) {
   return waitUntil(self, cond);
 }
 
-}  // namespace shmcoll::channel
+}  // namespace shmcoll::wait

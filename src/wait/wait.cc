@@ -1,4 +1,4 @@
-#include "channel/wait.h"
+#include "wait/wait.h"
 
 #include <linux/futex.h>
 #include <sched.h>
@@ -8,7 +8,7 @@
 
 #include <climits>
 
-namespace shmcoll::channel {
+namespace shmcoll::wait {
 
 namespace {
 WaitPolicy gPolicy;
@@ -39,4 +39,4 @@ uint64_t nowNs() {
 void setPolicy(const WaitPolicy& p) { gPolicy = p; }
 const WaitPolicy& policy() { return gPolicy; }
 
-}  // namespace shmcoll::channel
+}  // namespace shmcoll::wait

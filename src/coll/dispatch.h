@@ -1,0 +1,27 @@
+// The blocking data-moving collectives' entry into the engine: the inline
+// path first, for the argument class itself, then the registry (registry.h).
+// Included by coll.h; not for direct use.
+#pragma once
+
+#include "coll/coll.h"
+#include "coll/exchange_inline.h"
+#include "coll/registry.h"
+
+namespace shmcoll::coll {
+
+// Runs a data-moving collective that did not take the inline path.
+int exchangeGeneral(const Place& at, const ExchangeArgs& a, const Flags& f);
+
+template <class A>
+int exchange(const Place& at, const A& a, const Flags& f) {
+  if (!at.inter()) {
+    // (A is final: its blocks are computed inline.  The inline path writes
+    // every lane before it reads any, so MPI_IN_PLACE needs no private copy.)
+    bool taken = false;
+    const int rc = inlineExchange(*at.team, a, &taken);
+    if (taken) return rc;
+  }
+  return exchangeGeneral(at, a, f);
+}
+
+}  // namespace shmcoll::coll

@@ -1,0 +1,153 @@
+// What the blocking reductions share (reduce_common.h).
+#include "coll/reduce_common.h"
+
+#include <cstring>
+
+namespace shmcoll::coll::reduction {
+
+namespace {
+
+// The memory of TypedBufs, kept between calls so that a reduction in a loop
+// allocates nothing: up to kKeep blocks of at most kKeepMax bytes, per thread
+// (calls on other threads may run at the same time).
+class ScratchPool {
+ public:
+  static constexpr size_t kKeep = 4, kKeepMax = size_t{4} << 20;
+  ~ScratchPool() {
+    for (size_t i = 0; i < n_; ++i) delete[] kept_[i].mem;
+  }
+  // A block of at least `bytes`; *cap gets its size.
+  char* take(size_t bytes, size_t* cap) {
+    for (size_t i = 0; i < n_; ++i) {
+      if (kept_[i].cap < bytes) continue;
+      char* m = kept_[i].mem;
+      *cap = kept_[i].cap;
+      kept_[i] = kept_[--n_];
+      return m;
+    }
+    *cap = bytes;
+    return new char[bytes];
+  }
+  void give(char* m, size_t cap) {
+    if (cap > kKeepMax) {
+      delete[] m;
+      return;
+    }
+    if (n_ < kKeep) {
+      kept_[n_++] = {m, cap};
+      return;
+    }
+    // Full: keep the larger of this one and the smallest kept.
+    size_t small = 0;
+    for (size_t i = 1; i < n_; ++i)
+      if (kept_[i].cap < kept_[small].cap) small = i;
+    if (kept_[small].cap < cap) {
+      delete[] kept_[small].mem;
+      kept_[small] = {m, cap};
+    } else {
+      delete[] m;
+    }
+  }
+
+ private:
+  struct Kept {
+    char* mem;
+    size_t cap;
+  };
+  Kept kept_[kKeep] = {};
+  size_t n_ = 0;
+};
+thread_local ScratchPool tPool;
+
+}  // namespace
+
+TypedBuf::TypedBuf(uint64_t count, const dt::Type* t) : ext_(t->extent()) {
+  if (count == 0 || t->size == 0) return;
+  const int64_t span = t->trueUb - t->trueLb;
+  const int64_t first = t->trueLb, last = static_cast<int64_t>(count - 1) * ext_ + t->trueLb;
+  const int64_t lo = std::min(first, last), hi = std::max(first, last) + span;
+  mem_ = tPool.take(static_cast<size_t>(hi - lo), &cap_);
+  base_ = mem_ - lo;
+}
+
+TypedBuf::~TypedBuf() {
+  if (mem_) tPool.give(mem_, cap_);
+}
+
+void copyTyped(char* dst, const char* src, uint64_t count, const dt::Type* type) {
+  if (count == 0 || dst == src) return;
+  dt::Cursor s(src, count, type), d(dst, count, type);
+  const uint64_t n = s.totalBytes();
+  if (s.contiguous()) {
+    std::memcpy(d.contiguousBase(), s.contiguousBase(), n);
+    return;
+  }
+  alignas(64) static thread_local char bounce[64 * 1024];
+  for (uint64_t pos = 0; pos < n; pos += sizeof bounce) {
+    uint64_t len = std::min<uint64_t>(sizeof bounce, n - pos);
+    s.pack(pos, bounce, len);
+    d.unpack(pos, bounce, len);
+  }
+}
+
+Slices Slices::even(uint32_t n, uint64_t count) {
+  Slices s(n);
+  const uint64_t base = count / n, rem = count % n;
+  for (uint32_t k = 0; k < n; ++k) {
+    s.len[k] = base + (k < rem ? 1 : 0);
+    s.start[k + 1] = s.start[k] + s.len[k];
+  }
+  return s;
+}
+
+Slices Slices::given(uint32_t n, const uint64_t* counts) {
+  Slices s(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    s.len[k] = counts[k];
+    s.start[k + 1] = s.start[k] + counts[k];
+  }
+  return s;
+}
+
+Reducer::Reducer(Team& team, const Reduction& r, Op opc)
+    : team_(team), r_(r), opc_(opc), n_(team.size()), me_(team.rank), ext_(r.type->extent()) {
+  in_ = static_cast<const char*>(r.in ? r.in : r.out);
+  out_ = static_cast<char*>(r.out);
+}
+
+int Reducer::toOwners(const Slices& s, TypedBuf& t) {
+  const uint64_t mine = s.len[me_];
+  FnArgs a;
+  a.op = opc_;
+  a.allPairs = false;
+  a.sendFn = [&](uint32_t p) { return inSlice(s, p); };
+  a.recvFn = [&](uint32_t p) { return Block{t.at(p * mine), mine, r_.type}; };
+  a.sendsFn = [&](uint32_t p) { return s.len[p] > 0; };
+  a.receivesFn = [&](uint32_t) { return mine > 0; };
+  return innerExchange(team_, a);
+}
+
+void Reducer::fold(char* dst, const TypedBuf& t, uint32_t k, uint64_t len) const {
+  if (len == 0 || k == 0) return;
+  copyTyped(dst, t.at((k - 1) * len), len, r_.type);
+  for (uint32_t j = k - 1; j-- > 0;) r_.op(t.at(j * len), dst, len, r_.type);
+}
+
+int Reducer::allgatherSlices(const Slices& s) {
+  FnArgs a;
+  a.op = opc_;
+  a.broadcast = true;
+  a.allPairs = false;
+  a.sendFn = [&](uint32_t) { return outSlice(s, me_); };
+  a.recvFn = [&](uint32_t p) { return outSlice(s, p); };
+  a.sendsFn = [&](uint32_t) { return s.len[me_] > 0; };
+  a.receivesFn = [&](uint32_t p) { return s.len[p] > 0; };
+  return innerExchange(team_, a);
+}
+
+int Reducer::alone() {
+  copyTyped(out_, in_, r_.count, r_.type);
+  return 0;
+}
+
+}  // namespace shmcoll::coll::reduction

@@ -1,0 +1,101 @@
+// What the blocking reductions (reduce_direct.cc, reduce_sliced.cc) share:
+// private buffers laid out like a user's, the rounds they run and the fold
+// in rank order.
+//
+// Order: the operator computes inout = in (op) inout; a reduction over ranks
+// 0..n-1 folds from the highest rank down with the lower rank's data as `in`,
+// acc = T[n-1], then acc = T[j] (op) acc for j = n-2 .. 0, so a
+// non-commutative user operation gets exactly a0 (op) (a1 (op) ... a(n-1)),
+// the order the standard prescribes.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "coll/coll.h"
+#include "coll/registry.h"
+
+namespace shmcoll::coll::reduction {
+
+// Private memory for `count` elements of `type`, addressed like a user
+// buffer: element i at at(i) = base + i * extent (only the true extent of
+// each element is backed).  Memory is kept between calls, per thread, so a
+// reduction in a loop allocates nothing.
+class TypedBuf {
+ public:
+  TypedBuf(uint64_t count, const dt::Type* t);
+  ~TypedBuf();
+  TypedBuf(const TypedBuf&) = delete;
+  TypedBuf& operator=(const TypedBuf&) = delete;
+  char* at(uint64_t elem) const { return base_ + static_cast<int64_t>(elem) * ext_; }
+
+ private:
+  int64_t ext_;
+  char* mem_ = nullptr;
+  size_t cap_ = 0;
+  char* base_ = nullptr;
+};
+
+// Copies count elements of `type` from src to dst (same layout).
+void copyTyped(char* dst, const char* src, uint64_t count, const dt::Type* type);
+
+// An exchange described by functions (the blocks depend on the phase).
+class FnArgs final : public ExchangeArgs {
+ public:
+  std::function<Block(uint32_t)> sendFn, recvFn;
+  std::function<bool(uint32_t)> sendsFn, receivesFn;
+  Block send(uint32_t p) const override { return sendFn(p); }
+  Block recv(uint32_t p) const override { return recvFn(p); }
+  bool sends(uint32_t p) const override { return sendsFn(p); }
+  bool receives(uint32_t p) const override { return receivesFn(p); }
+};
+
+// One slice of the elements per rank.
+struct Slices {
+  std::vector<uint64_t> start, len;
+  explicit Slices(uint32_t n) : start(n + 1), len(n) {}
+  static Slices even(uint32_t n, uint64_t count);
+  static Slices given(uint32_t n, const uint64_t* counts);
+};
+
+// One rank's view of one blocking reduction.
+class Reducer {
+ public:
+  Reducer(Team& team, const Reduction& r, Op opc);
+
+  Block inSlice(const Slices& s, uint32_t k) const { return {in_ + off(s.start[k]), s.len[k], r_.type}; }
+  Block outSlice(const Slices& s, uint32_t k) const { return {out_ + off(s.start[k]), s.len[k], r_.type}; }
+  int64_t off(uint64_t elems) const { return static_cast<int64_t>(elems) * ext_; }
+
+  // Rank k receives slice k of every input into T[0..n-1].
+  int toOwners(const Slices& s, TypedBuf& t);
+  // dst = T[0] (op) (T[1] (op) ... (op) T[k-1]), each of `len` elements.
+  void fold(char* dst, const TypedBuf& t, uint32_t k, uint64_t len) const;
+  // Every rank ends with every slice of `out` (an allgatherv, in place).
+  int allgatherSlices(const Slices& s);
+  // The one-rank case: out = in.
+  int alone();
+
+  Team& team_;
+  const Reduction& r_;
+  Op opc_;
+  uint32_t n_, me_;
+  int64_t ext_;
+  const char* in_;
+  char* out_;
+};
+
+// The blocking reductions whose inputs, times the other ranks, are at most
+// this many bytes (SHMCOLL_REDUCE_SMALL, else the decision table's
+// reduce_small, else 16 KiB): where reduce_direct and reduce_sliced cost the
+// same on this machine.  Both algorithms' cost estimates are normalised to it.
+inline double directCost(const Operation& o) {
+  const uint64_t small = thresholds(o.team(), o.op).reduceSmall;
+  if (small == 0) return o.bytes() == 0 ? 0.0 : 1e300;
+  return static_cast<double>(o.bytes()) / static_cast<double>(small);
+}
+constexpr double kSlicedCost = 1.0;
+
+}  // namespace shmcoll::coll::reduction

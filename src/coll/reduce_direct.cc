@@ -1,0 +1,113 @@
+// Algorithm: reduce_direct -- a reduction in one round of whole inputs.
+//
+// How it works.  Every rank sends its whole input to the ranks that need it,
+// in one exchange round, and each of those folds all the inputs it got in
+// rank order (reduce_common.h):
+//   allreduce  every input to everybody (a broadcast round); every rank folds n;
+//   reduce     every input to the root, which folds;
+//   scan       each input to the higher ranks only; rank k folds inputs
+//              0..k (exscan: 0..k-1; rank 0's output is not touched).
+//
+// Cost per rank for m bytes of input: one round; allreduce receives (n-1) m
+// bytes and folds n inputs, with n m bytes of temporary memory.  Latency is
+// one round plus the fold, against two rounds for reduce_sliced, so it wins
+// while the inputs are small.
+//
+// Chosen for blocking reductions on intracommunicators while the bytes a
+// rank receives, (n-1) m, are at most SHMCOLL_REDUCE_SMALL (the decision
+// table's reduce_small, 16 KiB by default): the cost estimates of the two
+// algorithms cross there.  MPI_Reduce_scatter(_block) always take
+// reduce_sliced (its slices are the result).
+#include "coll/reduce_common.h"
+
+namespace shmcoll::coll {
+
+namespace {
+
+using reduction::FnArgs;
+using reduction::Reducer;
+using reduction::TypedBuf;
+
+int allreduce(Reducer& x) {
+  const Reduction& r = x.r_;
+  const uint32_t n = x.n_;
+  // Everybody gets every input and folds all of them.
+  TypedBuf t(uint64_t{n} * r.count, r.type);
+  FnArgs a;
+  a.op = x.opc_;
+  a.broadcast = true;
+  a.sendFn = [&](uint32_t) { return Block{x.in_, r.count, r.type}; };
+  a.recvFn = [&](uint32_t p) { return Block{t.at(p * r.count), r.count, r.type}; };
+  SHMCOLL_CHECK(innerExchange(x.team_, a));
+  x.fold(x.out_, t, n, r.count);
+  return 0;
+}
+
+int reduce(Reducer& x, uint32_t root) {
+  const Reduction& r = x.r_;
+  const uint32_t n = x.n_, me = x.me_;
+  // The root gathers every input and folds.
+  TypedBuf t(me == root ? uint64_t{n} * r.count : 0, r.type);
+  FnArgs a;
+  a.op = x.opc_;
+  a.allPairs = false;
+  a.sendFn = [&](uint32_t) { return Block{x.in_, r.count, r.type}; };
+  a.recvFn = [&](uint32_t p) {
+    return me == root ? Block{t.at(p * r.count), r.count, r.type} : Block{x.in_, r.count, r.type};
+  };
+  a.sendsFn = [&](uint32_t p) { return me != root && p == root; };
+  a.receivesFn = [&](uint32_t) { return me == root; };
+  SHMCOLL_CHECK(innerExchange(x.team_, a));
+  if (me == root) x.fold(x.out_, t, n, r.count);
+  return 0;
+}
+
+int scan(Reducer& x, bool exclusive) {
+  const Reduction& r = x.r_;
+  const uint32_t me = x.me_;
+  // Each input goes to the higher ranks only.
+  TypedBuf t(uint64_t{me + 1} * r.count, r.type);
+  FnArgs a;
+  a.op = x.opc_;
+  a.broadcast = true;
+  a.allPairs = false;
+  a.sendFn = [&](uint32_t) { return Block{x.in_, r.count, r.type}; };
+  a.recvFn = [&](uint32_t p) { return Block{t.at(p * r.count), r.count, r.type}; };
+  a.sendsFn = [&](uint32_t p) { return p > me; };
+  a.receivesFn = [&](uint32_t p) { return p < me; };
+  SHMCOLL_CHECK(innerExchange(x.team_, a));
+  x.fold(x.out_, t, exclusive ? me : me + 1, r.count);
+  return 0;
+}
+
+int run(Operation& o) {
+  const Reduction& r = *o.red;
+  if (r.count == 0) return 0;
+  Reducer x(o.team(), r, o.op);
+  if (x.n_ == 1) {
+    if (o.op == Op::kExscan) return 0;
+    return x.alone();
+  }
+  switch (o.op) {
+    case Op::kAllreduce:
+      return allreduce(x);
+    case Op::kReduce:
+      return reduce(x, static_cast<uint32_t>(o.root));
+    default:
+      return scan(x, o.exclusive);
+  }
+}
+
+}  // namespace
+
+extern const Algorithm kReduceDirectAlgorithm = {
+    "reduce_direct",
+    "one round of whole inputs to the ranks that need them, then a fold in rank order",
+    opBit(Op::kAllreduce) | opBit(Op::kReduce) | opBit(Op::kScan) | opBit(Op::kExscan),
+    kBlocking,
+    false,
+    nullptr,
+    reduction::directCost,
+    run};
+
+}  // namespace shmcoll::coll

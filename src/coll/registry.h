@@ -1,0 +1,117 @@
+// The algorithms and how one is chosen.
+//
+// Every algorithm is a file of coll/ that opens with how it works, what it
+// costs and when it is chosen, and exports one Algorithm: its name, the
+// operations and modes it runs, whether it runs on intercommunicators, an
+// eligibility test (can it take these arguments?) and a cost estimate.  For
+// each call the dispatcher (dispatch()) takes the algorithms that match the
+// operation, the mode and the kind of communicator, drops those that are not
+// eligible, and runs the cheapest; SHMCOLL_ALGORITHM_<OP>=<name> (or
+// SHMCOLL_ALGORITHM=<name> for every operation) forces one, which runs when
+// it is eligible (else the choice falls through, with a note once).
+// SHMCOLL_VERBOSE=1 says which algorithm ran, once per operation and
+// algorithm on each rank; 2 on every call.
+//
+// Costs are estimates in microseconds for this call on this team: they only
+// need to order the eligible algorithms of one operation correctly.  The
+// inline path is the exception that proves the rule: it is eligible only
+// when every block fits its lane, and then always the cheapest, so the
+// blocking entry point tests that first, inline (coll/dispatch.h), and
+// everything else goes through run().
+#pragma once
+
+#include <cstdint>
+
+#include "coll/coll.h"
+
+namespace shmcoll::coll {
+
+enum Mode : uint8_t { kBlocking = 1, kNonblocking = 2 };
+
+// One collective call, prepared by the front end (arguments checked, blocks
+// described) and handed to the algorithm the dispatcher picks.
+struct Operation {
+  Op op = Op::kAlltoall;
+  Mode mode = kBlocking;
+  Place at;
+  // data-moving collectives
+  const ExchangeArgs* args = nullptr;
+  Flags flags;
+  // reductions
+  const Reduction* red = nullptr;
+  int root = 0;                      // reduce: the root (on an intercommunicator kInterRoot/kInterNone/remote rank)
+  const uint64_t* counts = nullptr;  // reduce_scatter(_block): elements per rank
+  bool exclusive = false;            // exscan
+  // nonblocking: the started schedule
+  p2p::Request* request = nullptr;
+  // The caller tried the inline path already (coll/dispatch.h): it declined.
+  bool inlineTried = false;
+
+  Team& team() const { return *at.team; }
+  // Bytes this rank receives in all (an exchange: its receive blocks; a
+  // reduction: its input, counted once per other rank) -- what the cost
+  // estimates go by.  Computed on first use.
+  uint64_t bytes() const {
+    if (bytes_ == UINT64_MAX) [[unlikely]]
+      bytes_ = countBytes();
+    return bytes_;
+  }
+
+ private:
+  uint64_t countBytes() const;
+  mutable uint64_t bytes_ = UINT64_MAX;
+};
+
+constexpr uint32_t opBit(Op op) { return 1u << static_cast<int>(op); }
+
+struct Algorithm {
+  const char* name;
+  const char* summary;  // one line: the mechanism
+  uint32_t ops;         // opBit() of each operation it runs
+  uint8_t modes;        // kBlocking | kNonblocking
+  bool inter;           // runs on intercommunicators (and only there)
+  // Whether it can run `o` (nullptr: always).  May look at anything in `o`.
+  bool (*eligible)(const Operation&);
+  // Its estimated cost (nullptr: 1).  Looks at the team, the operation and
+  // o.bytes() only, so that a choice can be kept for calls of the same size.
+  double (*cost)(const Operation&);
+  int (*run)(Operation&);  // 0 or an error class; nonblocking: sets o.request
+};
+
+// Runs `o` with the algorithm chosen for it (the one dispatch point).
+int dispatch(Operation& o);
+
+// The registered algorithms (registry.cc lists them), for tests and docs.
+const Algorithm* const* algorithms(int* count);
+const Algorithm* algorithmByName(const char* name);
+
+// The pull policy for blocking rounds (SHMCOLL_PULL): auto (the default:
+// pull large contiguous blocks, stream the rest), off (every byte through
+// the segment), always (pull every contiguous block however small, nothing
+// inline; where process_vm_readv is refused, as auto).
+enum class PullPolicy : uint8_t { kAuto, kOff, kAlways };
+PullPolicy pullPolicy();
+
+// The thresholds of `op` on `team` (coll/team.h), looked up on first use.
+void fillThresholds(Team& team, Op op);
+inline const Thresholds& thresholds(Team& team, Op op) {
+  const Thresholds& t = team.cache().thresholds[static_cast<int>(op)];
+  if (!t.filled) [[unlikely]]
+    fillThresholds(team, op);
+  return t;
+}
+// The round parameters an exchange of `op` on `team` uses (SHMCOLL_PULL and
+// the thresholds).
+inline const transport::RoundParams& roundParams(Team& team, Op op) { return thresholds(team, op).round; }
+
+// One round of a data-moving step inside another algorithm (a reduction's
+// phases, numa_allgather's levels): the inline path when every block fits,
+// else the exchange's round, with the thresholds of a.op.
+int innerExchange(Team& team, const ExchangeArgs& a);
+
+// Reports the inline path under SHMCOLL_VERBOSE (exchange_inline.h).
+void noteInline(Op op, uint32_t n);
+// Fills the inline gate of `op` on `team` (coll/team.h).
+void fillInlineGate(Team& team, Op op);
+
+}  // namespace shmcoll::coll

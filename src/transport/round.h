@@ -1,0 +1,139 @@
+// A round: the blocks that the members of a group send each other in one
+// operation, moved all at once.  This is the transport's interface to the
+// algorithms (coll/): an algorithm describes which member sends which block
+// to which (Pairs) and runs one round per step.
+//
+// How a round moves a block.  For every pair (i, j) the sender i tells j what
+// it sends through a lane (transport/lane.h): a piece of one of i's two lane
+// areas, chosen by the parity of the operation's sequence number, lane j for
+// reader j; a round that sends one block to everybody (broadcast) uses a
+// single lane that all readers read.  By size and memory, the block then
+//   - travels inline in the lane when it fits (RoundParams::inlineMax, capped
+//     by the lane): one cache-line transfer for a small block, nothing
+//     acknowledged;
+//   - is pulled by the reader (transport/pull.h) when it is contiguous and
+//     the reader can copy straight out of the sender's memory: at any size
+//     when it lies in the segment or the sender's shared malloc heap, from
+//     RoundParams::cmaMin bytes with process_vm_readv; the sender returns
+//     only once those readers said they are done;
+//   - else streams through the sender's mailbox slots (transport/stream.h).
+// A receiver keeps a cursor per sender and takes whatever is ready from any
+// sender, starting each sweep at me-1, me-2, ... (the order senders stream
+// in, so pairs at one distance tend to move together).  Because a receiver
+// never blocks on one sender while a chunk from another waits for its
+// acknowledgement, every published chunk is eventually consumed and a round
+// cannot deadlock, whatever the block sizes; one heavy pair does not hold back
+// the others.  A rank writes its lanes first, then copies its own block (so
+// peers start reading at once), then interleaves producing and consuming in
+// one loop, sleeping (wait/wait.h) only when neither can move.  At the end it
+// raises its `consumed` line (transport/lanes.h).
+//
+// A receiver compares the sender's byte count with its own; a difference
+// gives err::kTruncate (the sender sends more) or err::kCount, only the
+// common part is delivered, no byte is written outside the receive blocks,
+// and every rank still returns.
+//
+// Empty pairs (Pairs::skipEmpty).  A receiver does not wait for a lane it
+// expects no bytes from; senders still write every lane.  The skipped lanes
+// are looked at only while the receiver waits anyway: one that carries bytes
+// after all (an erroneous program) is consumed like any other, without
+// writing, so its sender is not held up; a sender whose chunks such a
+// receiver never acknowledges frees the slot once that receiver has finished
+// the operation (transport::Slots::abandoned).
+//
+// Cost per rank for blocks of b bytes to each of n-1 peers: inline, n-1 lane
+// writes and n-1 lane reads of ceil((b + 16) / 64) lines each, two copies per
+// byte and no waiting for acknowledgements; streamed, two copies per byte and
+// ceil(B / slot) chunk hand-offs of about three line transfers for a stream
+// of B bytes; pulled, one copy per byte (plus a system call per block with
+// process_vm_readv).  Memory: fixed per rank (two lane areas, two slots),
+// any message size.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dt/datatype.h"
+#include "transport/block.h"
+#include "transport/group.h"
+#include "transport/stream.h"
+
+namespace shmcoll::transport {
+
+// The blocks of one round, from one member's side, indexed by group rank.
+class Pairs {
+ public:
+  // send(p) is the same block for every p (allgather family, bcast): the
+  // sender announces it once, in a lane all readers share.  Must be the same
+  // on every rank of the round, senders or not (readers look for it).
+  bool broadcast = false;
+  virtual ~Pairs() = default;
+  virtual Block send(uint32_t peer) const = 0;
+  virtual Block recv(uint32_t peer) const = 0;
+  // Pairs that the round leaves empty by definition, on both sides (the
+  // non-root ranks of a rooted collective exchange nothing with each other):
+  // they are skipped without writing or reading a lane, so such a round costs
+  // O(1) control traffic on a rank outside those pairs.  When `allPairs` is
+  // false, sends(p) on rank i must equal receives(i) on rank p.
+  bool allPairs = true;
+  virtual bool sends(uint32_t peer) const { return true; }
+  virtual bool receives(uint32_t peer) const { return true; }
+  // A receiver does not wait for the pairs it expects no bytes from (see
+  // above): in a sparse alltoallv no rank waits for a peer that sends it
+  // nothing.
+  bool skipEmpty = false;
+  bool sendsTo(uint32_t peer) const { return allPairs || sends(peer); }
+  bool receivesFrom(uint32_t peer) const {
+    return (allPairs || receives(peer)) && (!skipEmpty || recv(peer).bytes() != 0);
+  }
+  // A pair this rank skips only because its receive block is empty.
+  bool skipsEmpty(uint32_t peer) const { return skipEmpty && (allPairs || receives(peer)) && recv(peer).bytes() == 0; }
+};
+
+// How a round chooses between inline, pull and stream for a block.
+struct RoundParams {
+  bool allowPull = true;            // pull contiguous blocks out of the sender's memory
+  uint64_t cmaMin = 0;              // ... with process_vm_readv when they are at least this many bytes
+  uint64_t inlineMax = UINT64_MAX;  // largest block carried inline in its lane (also capped by the lane)
+  // On groups of 3 or more, a sender's one block longer than a slot is pulled
+  // with process_vm_readv when at least cmaSoloMin bytes and shorter than
+  // cmaSoloMax: streamed, it would be a chunk-by-chunk handoff between two
+  // ranks with nothing to overlap it (slow when ranks outnumber cores), while
+  // past some length a streamed one wins again on some machines (shmcoll-tune
+  // measures the band).
+  uint64_t cmaSoloMin = UINT64_MAX;
+  uint64_t cmaSoloMax = UINT64_MAX;
+};
+
+// Per-group memory a round reuses from call to call, so that a small round
+// allocates nothing.
+struct RoundScratch;
+
+// Runs one round of operation `seq` (the group's next sequence number,
+// taken by the caller) on `group`.  Returns 0, or err::kTruncate /
+// err::kCount when a peer's byte count disagrees with ours (the common part
+// is delivered and every rank still returns), or another error class.
+int runRound(const Group& group, uint64_t seq, const Pairs& pairs, const RoundParams& prm, RoundScratch& scratch);
+
+// What the inline fast path (coll/exchange_inline.h) hands back when some of
+// the lanes it reads were not inline (a peer's block did not fit: an
+// erroneous program, or different settings): the round's consumer reads
+// them.  This rank published only inline lanes, so it produces nothing.
+struct InlineLeftovers {
+  uint64_t seq = 0, tag = 0;
+  uint32_t area = 0;
+  uint64_t laneBytes = 0;
+  const uint32_t* peers = nullptr;  // group ranks
+  uint32_t count = 0;
+};
+int finishInlineRound(const Group& group, const Pairs& pairs, const InlineLeftovers& left, RoundScratch& scratch);
+
+RoundScratch* newRoundScratch();
+void deleteRoundScratch(RoundScratch* s);
+
+// Receive copies of at least this many bytes bypass the cache in a round
+// whose data would not stay in it anyway (see round.cc).
+constexpr size_t kNtRecvMin = 16 * 1024;
+
+}  // namespace shmcoll::transport
