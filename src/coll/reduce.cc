@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "coll/coll.h"
-#include "common/env.h"
+#include "common/settings.h"
 #include "common/tuning.h"
 #include "common/status.h"
 #include "op/op.h"
@@ -55,7 +55,7 @@ uint64_t smallBytes(Op op, uint32_t ranks) {
   static uint32_t cachedRanks[static_cast<int>(Op::kCount)];
   const int i = static_cast<int>(op);
   if (cachedRanks[i] != ranks) {
-    cached[i] = tuning::value("SHMCOLL_REDUCE_SMALL", "reduce_small", opName(op), ranks, 16 * 1024);
+    cached[i] = settings::tuned(settings::Id::kReduceSmall, opName(op), ranks);
     cachedRanks[i] = ranks;
   }
   return cached[i];

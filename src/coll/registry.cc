@@ -37,7 +37,7 @@
 #include "coll/coll.h"
 #include "coll/exchange_inline.h"
 #include "coll/streamed.h"
-#include "common/env.h"
+#include "common/settings.h"
 #include "common/status.h"
 #include "common/tuning.h"
 
@@ -65,10 +65,10 @@ const Thresholds& thresholds(Op op, uint32_t ranks) {
   static Thresholds cache[static_cast<int>(Op::kCount)];
   Thresholds& t = cache[static_cast<int>(op)];
   if (t.ranks != ranks) {
-    t.cmaMin = tuning::value("SHMCOLL_CMA_MIN", "cma_min", opName(op), ranks, 16 * 1024);
-    t.cmaSoloMin = tuning::value("SHMCOLL_CMA_SOLO_MIN", "cma_solo_min", opName(op), ranks, t.cmaMin);
-    t.cmaSoloMax = tuning::value("SHMCOLL_CMA_SOLO_MAX", "cma_solo_max", opName(op), ranks, UINT64_MAX);
-    t.inlineMax = tuning::value("SHMCOLL_INLINE_MAX", "inline_max", opName(op), ranks, UINT64_MAX);
+    t.cmaMin = settings::tuned(settings::Id::kCmaMin, opName(op), ranks);
+    t.cmaSoloMin = settings::tuned(settings::Id::kCmaSoloMin, opName(op), ranks, t.cmaMin);
+    t.cmaSoloMax = settings::tuned(settings::Id::kCmaSoloMax, opName(op), ranks);
+    t.inlineMax = settings::tuned(settings::Id::kInlineMax, opName(op), ranks);
     const segment::View& seg = engine().seg;
     t.inlineCap[0] = std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneBytes(ranks)));
     t.inlineCap[1] = std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneAreaBytes()));
@@ -106,7 +106,7 @@ struct Choice {
   int forced[static_cast<int>(Op::kCount)];
   int verbose;
   Choice() {
-    verbose = static_cast<int>(env::integer("SHMCOLL_VERBOSE", 0));
+    verbose = static_cast<int>(settings::integer(settings::Id::kVerbose));
     if (verbose && engine().rank == 0) {
       if (tuning::tablePath().empty())
         fprintf(stderr, "shmcoll: no decision table; built-in thresholds\n");
@@ -114,11 +114,11 @@ struct Choice {
         fprintf(stderr, "shmcoll: decision table %s (%zu rules)\n", tuning::tablePath().c_str(),
                 tuning::table().size());
     }
-    std::string all = env::str("SHMCOLL_ALGORITHM", "");
+    std::string all = settings::str(settings::Id::kAlgorithm);
     for (int op = 0; op < static_cast<int>(Op::kCount); ++op) {
-      std::string var = std::string("SHMCOLL_ALGORITHM_") + kOpNames[op];
-      for (auto& ch : var) ch = static_cast<char>(toupper(ch));
-      std::string want = env::str(var.c_str(), all.c_str());
+      std::string var = settings::name(settings::Id::kAlgorithmOp, kOpNames[op]);
+      std::string want = settings::str(settings::Id::kAlgorithmOp, kOpNames[op]);
+      if (want.empty()) want = all;
       forced[op] = -1;
       if (want.empty()) continue;
       for (int i = 0; i < kNumAlgorithms; ++i)
