@@ -136,10 +136,17 @@ skew() {
   run spull "$1" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_CMA_MIN=1g SHMCOLL_CMA_SOLO_MIN=1 -- --op alltoallv_skew --sizes "$2"
 }
 
-# The tunables this table sets must not come from the environment or an old
-# table while measuring.
-unset SHMCOLL_SHARED_MALLOC SHMCOLL_SHARED_MALLOC_MIN SHMCOLL_SLOT_BYTES SHMCOLL_CMA_MIN SHMCOLL_CMA_SOLO_MIN SHMCOLL_CMA_SOLO_MAX SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
-  SHMCOLL_WAIT_SPINS SHMCOLL_WAIT_YIELDS SHMCOLL_ALGORITHM SHMCOLL_CMA
+# The tunables must not come from the environment or an old table while
+# measuring: every setting with a decision-table key, as shmrun's settings
+# table lists them (src/common/settings.def), and the ones the runs set.
+TUNED=""
+if [[ -z $FROMRAW ]]; then
+  TUNED=$("$BIN/shmrun" --help-settings | awk '/^SHMCOLL_/ { v = $1 } /decision-table key/ { print v }')
+  [[ $TUNED == *SHMCOLL_CMA_MIN* ]] || { echo "shmcoll-tune: $BIN/shmrun --help-settings lists no tunables" >&2; exit 1; }
+fi
+# (word splitting wanted: one name per word)
+# shellcheck disable=SC2086
+unset $TUNED SHMCOLL_SHARED_MALLOC SHMCOLL_SHARED_MALLOC_MIN SHMCOLL_ALGORITHM SHMCOLL_CMA
 for v in $(env | sed -n 's/^\(SHMCOLL_ALGORITHM_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export SHMCOLL_TUNING=none
 
