@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "common/settings.h"
 #include "common/status.h"
@@ -163,7 +164,8 @@ void Job::prepare() {
   // The segment.
   shm::Request req;
   req.size = layout_.totalSize;
-  // (in the order of the declaration's choices: auto, shm, memfd)
+  // (in the order of the declaration's choices)
+  static_assert(std::string_view(settings::spec(settings::Id::kShmBackend).choices) == "auto|shm|memfd");
   constexpr shm::Backend kBackends[] = {shm::Backend::kAuto, shm::Backend::kNamed, shm::Backend::kMemfd};
   req.backend = kBackends[settings::choice(settings::Id::kShmBackend)];
   // Test hooks: pretend /dev/shm or memory is this small.
@@ -177,7 +179,7 @@ void Job::prepare() {
     return numa::placeAreas(static_cast<char*>(base) + layout_.rankAreaOffset, layout_.rankAreaStride, nodes,
                             false, pageSize);
   };
-  // (auto, off, hugetlb, as declared)
+  static_assert(std::string_view(settings::spec(settings::Id::kHugepages).choices) == "auto|off|hugetlb");
   constexpr shm::HugePages kHuge[] = {shm::HugePages::kAuto, shm::HugePages::kOff, shm::HugePages::kHugetlb};
   req.hugePages = kHuge[settings::choice(settings::Id::kHugepages)];
   if (int rc = shm::createSegment(req, &shm_); rc != kOk)
