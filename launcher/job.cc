@@ -11,16 +11,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
-#include "common/env.h"
+#include "common/settings.h"
 #include "common/status.h"
-#include "common/tuning.h"
 #include "os/numa.h"
 
 extern char** environ;
@@ -87,6 +88,19 @@ std::string resolveProgram(const std::string& prog) {
   throw LaunchError("cannot execute '" + prog + "': not found in PATH", kExitNotFound);
 }
 
+// Every setting shmrun reads, from its own environment, and every one the
+// library reads, as the ranks will see them (-x wins): one bad value and no
+// rank starts.  The protocol's variables are left out: shmrun sets them.
+void checkSettings(const std::vector<std::string>& xVars) {
+  std::vector<std::string> bad = settings::validate(settings::kShmrun, false);
+  for (std::string& msg : settings::validate(settings::kLibrary, false, xVars))
+    if (std::find(bad.begin(), bad.end(), msg) == bad.end()) bad.push_back(std::move(msg));
+  if (bad.empty()) return;
+  std::string all;
+  for (const std::string& msg : bad) all += (all.empty() ? "" : "\nshmrun: ") + msg;
+  throw LaunchError(all, kExitUsage);
+}
+
 std::string signalName(int sig) {
   const char* d = strsignal(sig);
   return std::to_string(sig) + " (" + (d ? d : "unknown") + ")";
@@ -112,27 +126,24 @@ int Job::run() {
 }
 
 void Job::prepare() {
+  checkSettings(opts_.envVars);
   if (topo_.loadSystem() != kOk) throw LaunchError("cannot read the machine topology: " + lastReason());
   const unsigned ncores = topo_.ncores();
   n_ = static_cast<uint32_t>(opts_.nranks > 0 ? opts_.nranks : ncores);
   policy_ = opts_.bindGiven ? opts_.bind : (n_ <= ncores ? topo::BindPolicy::kCore : topo::BindPolicy::kNone);
   plan_ = topo::planBinding(topo_.info(), n_, policy_);
   programPath_ = resolveProgram(opts_.program[0]);
-  grace_ = std::chrono::milliseconds(env::integer("SHMCOLL_KILL_GRACE_MS", 300));
+  grace_ = std::chrono::milliseconds(settings::integer(settings::Id::kKillGraceMs));
 
   // Slot size: SHMCOLL_SLOT_BYTES, else the decision table's slot_bytes for
-  // this rank count, else a quarter of the L2 cache.  The layout stores it in
-  // 32 bits; anything bigger is a typo.
-  const size_t slotBytes = static_cast<size_t>(
-      tuning::value("SHMCOLL_SLOT_BYTES", "slot_bytes", nullptr, n_, segment::defaultSlotBytes()));
-  if (slotBytes < segment::kLine || slotBytes > (size_t{1} << 30))
-    throw LaunchError("SHMCOLL_SLOT_BYTES must be between 64 bytes and 1g, got '" +
-                      env::str("SHMCOLL_SLOT_BYTES", "") + "'", kExitUsage);
+  // this rank count, else a quarter of the L2 cache.  Its declared range (the
+  // layout stores it in 32 bits) holds for the variable (checkSettings) and
+  // for the table's rules (common/tuning.cc) alike.
+  const size_t slotBytes =
+      static_cast<size_t>(settings::tuned(settings::Id::kSlotBytes, nullptr, n_, segment::defaultSlotBytes()));
   // MPI_Alloc_mem heap per rank: memory every rank can read without a system call.
-  const size_t heapBytes = env::size("SHMCOLL_ALLOC_MEM", segment::kDefaultHeapBytes);
-  if (heapBytes > (size_t{1} << 40))
-    throw LaunchError("SHMCOLL_ALLOC_MEM must be at most 1t, got '" + env::str("SHMCOLL_ALLOC_MEM", "") + "'",
-                      kExitUsage);
+  static_assert(segment::kDefaultHeapBytes == settings::spec(settings::Id::kAllocMem).dflt);
+  const size_t heapBytes = settings::size(settings::Id::kAllocMem);
   layout_ = segment::computeLayout(n_, slotBytes, heapBytes);
 
   // File descriptors: with --tag-output two pipe ends per rank stay open here.
@@ -153,14 +164,13 @@ void Job::prepare() {
   // The segment.
   shm::Request req;
   req.size = layout_.totalSize;
-  std::string backend = env::str("SHMCOLL_SHM_BACKEND", "auto");
-  if (backend == "auto") req.backend = shm::Backend::kAuto;
-  else if (backend == "shm") req.backend = shm::Backend::kNamed;
-  else if (backend == "memfd") req.backend = shm::Backend::kMemfd;
-  else throw LaunchError("SHMCOLL_SHM_BACKEND must be auto, shm or memfd, not '" + backend + "'", kExitUsage);
+  // (in the order of the declaration's choices)
+  static_assert(std::string_view(settings::spec(settings::Id::kShmBackend).choices) == "auto|shm|memfd");
+  constexpr shm::Backend kBackends[] = {shm::Backend::kAuto, shm::Backend::kNamed, shm::Backend::kMemfd};
+  req.backend = kBackends[settings::choice(settings::Id::kShmBackend)];
   // Test hooks: pretend /dev/shm or memory is this small.
-  req.namedCap = env::size("SHMCOLL_SHM_LIMIT", UINT64_MAX);
-  req.memCap = env::size("SHMCOLL_MEM_LIMIT", UINT64_MAX);
+  req.namedCap = settings::size(settings::Id::kShmLimit);
+  req.memCap = settings::size(settings::Id::kMemLimit);
   // Each rank's area on its node; with --bind-to none the node is -1 (or the
   // only node) for every rank, and placeAreas interleaves the whole range.
   std::vector<int> nodes(n_);
@@ -169,11 +179,9 @@ void Job::prepare() {
     return numa::placeAreas(static_cast<char*>(base) + layout_.rankAreaOffset, layout_.rankAreaStride, nodes,
                             false, pageSize);
   };
-  std::string huge = env::str("SHMCOLL_HUGEPAGES", "auto");
-  if (huge == "auto") req.hugePages = shm::HugePages::kAuto;
-  else if (huge == "off") req.hugePages = shm::HugePages::kOff;
-  else if (huge == "hugetlb") req.hugePages = shm::HugePages::kHugetlb;
-  else throw LaunchError("SHMCOLL_HUGEPAGES must be auto, off or hugetlb, not '" + huge + "'", kExitUsage);
+  static_assert(std::string_view(settings::spec(settings::Id::kHugepages).choices) == "auto|off|hugetlb");
+  constexpr shm::HugePages kHuge[] = {shm::HugePages::kAuto, shm::HugePages::kOff, shm::HugePages::kHugetlb};
+  req.hugePages = kHuge[settings::choice(settings::Id::kHugepages)];
   if (int rc = shm::createSegment(req, &shm_); rc != kOk)
     throw LaunchError("cannot start " + std::to_string(n_) + " rank" + (n_ == 1 ? "" : "s") + ": " + lastReason() +
                       (rc == MPI_ERR_NO_MEM ? "; use fewer ranks or a smaller SHMCOLL_SLOT_BYTES" : ""));
@@ -214,11 +222,13 @@ void Job::prepare() {
   for (const std::string& x : opts_.envVars) {
     size_t eq = x.find('=');
     std::string name = x.substr(0, eq);
+    auto sameName = [&](const std::string& kv) { return kv.compare(0, name.size() + 1, name + "=") == 0; };
     if (eq == std::string::npos) {
-      if (!getenv(name.c_str())) say("-x %s: %s is not set here, so the ranks do not get it", name.c_str(), name.c_str());
+      if (std::none_of(env_.begin(), env_.end(), sameName))
+        say("-x %s: %s is not set here, so the ranks do not get it", name.c_str(), name.c_str());
       continue;  // inherited with the rest of the environment
     }
-    std::erase_if(env_, [&](const std::string& kv) { return kv.compare(0, name.size() + 1, name + "=") == 0; });
+    std::erase_if(env_, sameName);
     env_.push_back(x);
   }
   env_.push_back("SHMCOLL_SIZE=" + std::to_string(n_));

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/settings.h"
+
 namespace shmcoll::launcher {
 
 namespace {
@@ -31,8 +33,8 @@ double parseTimeout(const std::string& s) {
 
 }  // namespace
 
-const char* usageText() {
-  return "Usage: shmrun [options] program [args...]\n"
+std::string usageText() {
+  return std::string("Usage: shmrun [options] program [args...]\n"
          "Starts the ranks of an MPI program on this node; they communicate through shared memory.\n"
          "\n"
          "Options:\n"
@@ -52,6 +54,8 @@ const char* usageText() {
          "                       accepted for familiarity; they change nothing\n"
          "  --version            print the version\n"
          "  -h, --help           print this help\n"
+         "  --help-settings      print every setting: syntax, range, default, decision-table key, reader\n"
+         "  --settings-markdown  print the settings as the README's markdown table\n"
          "  --                   end of options\n"
          "\n"
          "Rank 0 reads shmrun's standard input; the other ranks read /dev/null.\n"
@@ -61,11 +65,9 @@ const char* usageText() {
          "modulo 256); 1 when a rank left after MPI_Init without MPI_Finalize or when the job cannot\n"
          "start; 2 for bad usage; 124 on --timeout; 127 when the program cannot be executed;\n"
          "128 + signal when shmrun itself is interrupted (SIGINT, SIGTERM, SIGHUP are forwarded\n"
-         "to the ranks).\n"
-         "\n"
-         "Environment: SHMCOLL_SLOT_BYTES (mailbox slot size, default 64k),\n"
-         "SHMCOLL_ALLOC_MEM (per-rank MPI_Alloc_mem heap in the segment, default 2m),\n"
-         "SHMCOLL_SHM_BACKEND=auto|shm|memfd, SHMCOLL_KILL_GRACE_MS (SIGTERM to SIGKILL, default 300).\n";
+         "to the ranks).  A malformed or out-of-range setting is bad usage: no rank starts.\n"
+         "\n") +
+         settings::helpText();
 }
 
 Options parseOptions(int argc, char** argv) {
@@ -126,6 +128,12 @@ Options parseOptions(int argc, char** argv) {
     } else if (a == "--help" || a == "-h") {
       noValue();
       o.help = true;
+    } else if (a == "--help-settings") {
+      noValue();
+      o.helpSettings = true;
+    } else if (a == "--settings-markdown") {
+      noValue();
+      o.settingsMarkdown = true;
     } else if (a == "--oversubscribe" || a == "--allow-run-as-root") {
       noValue();
     } else {
@@ -133,7 +141,8 @@ Options parseOptions(int argc, char** argv) {
     }
   }
   for (; i < argc; ++i) o.program.push_back(argv[i]);
-  if (o.program.empty() && !o.help && !o.version) throw UsageError("no program to run");
+  if (o.program.empty() && !o.help && !o.helpSettings && !o.settingsMarkdown && !o.version)
+    throw UsageError("no program to run");
   return o;
 }
 

@@ -31,6 +31,8 @@ struct Options {
   double timeoutSeconds = 0;     // 0: none
   bool version = false;
   bool help = false;
+  bool helpSettings = false;      // --help-settings: the whole settings table
+  bool settingsMarkdown = false;  // --settings-markdown: the README's table
   std::vector<std::string> program;  // program and its arguments
 };
 
@@ -41,7 +43,7 @@ struct UsageError : std::runtime_error {
 // Parses argv; throws UsageError with a one-line reason on bad usage.
 Options parseOptions(int argc, char** argv);
 
-// The --help text.
-const char* usageText();
+// The --help text (its settings section comes from common/settings.def).
+std::string usageText();
 
 }  // namespace shmcoll::launcher

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "common/settings.h"
 #include "launcher/job.h"
 #include "launcher/options.h"
 
@@ -20,7 +21,11 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   if (opts.help) {
-    fputs(usageText(), stdout);
+    fputs(usageText().c_str(), stdout);
+    return 0;
+  }
+  if (opts.helpSettings || opts.settingsMarkdown) {
+    fputs((opts.helpSettings ? shmcoll::settings::fullText() : shmcoll::settings::markdown()).c_str(), stdout);
     return 0;
   }
   if (opts.version) {

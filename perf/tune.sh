@@ -7,7 +7,7 @@
 # between, run interleaved (A B A B ...) several times under shmrun with
 # shmcoll-bench, comparing medians:
 #   cma_min      per collective and rank count: the mailbox stream (two
-#                copies; SHMCOLL_ALGORITHM=segment) against single-copy pulls
+#                copies; SHMCOLL_PULL=off) against single-copy pulls
 #                (SHMCOLL_CMA_MIN=1); the smallest size from which the pulls
 #                win at every larger size measured, else "off".
 #   cma_solo_min, cma_solo_max
@@ -28,7 +28,7 @@
 #                one single-copy pull, as cma_min.
 #   slot_bytes   per rank count: the mailbox slot size (SHMCOLL_SLOT_BYTES,
 #                64 KiB to 1 MiB), scored by the geometric mean of streamed
-#                (SHMCOLL_ALGORITHM=segment) alltoall, allgather and skewed
+#                (SHMCOLL_PULL=off) alltoall, allgather and skewed
 #                alltoallv latencies from 64 KiB to 1 MiB: the smallest size
 #                within 5% of the best (a larger slot costs memory, and with
 #                many more ranks than measured, longer waits per handoff).
@@ -132,14 +132,21 @@ run() {
 # skew <ranks> <sizes>: the skewed alltoallv streamed, and with its long block
 # pulled (cma_solo_min, cma_solo_max).
 skew() {
-  run sstream "$1" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_ALGORITHM=segment -- --op alltoallv_skew --sizes "$2"
+  run sstream "$1" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_PULL=off -- --op alltoallv_skew --sizes "$2"
   run spull "$1" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_CMA_MIN=1g SHMCOLL_CMA_SOLO_MIN=1 -- --op alltoallv_skew --sizes "$2"
 }
 
-# The tunables this table sets must not come from the environment or an old
-# table while measuring.
-unset SHMCOLL_SHARED_MALLOC SHMCOLL_SHARED_MALLOC_MIN SHMCOLL_SLOT_BYTES SHMCOLL_CMA_MIN SHMCOLL_CMA_SOLO_MIN SHMCOLL_CMA_SOLO_MAX SHMCOLL_INLINE_MAX SHMCOLL_REDUCE_SMALL SHMCOLL_P2P_EAGER SHMCOLL_P2P_CMA_MIN \
-  SHMCOLL_WAIT_SPINS SHMCOLL_WAIT_YIELDS SHMCOLL_ALGORITHM SHMCOLL_CMA
+# The tunables must not come from the environment or an old table while
+# measuring: every setting with a decision-table key, as shmrun's settings
+# table lists them (src/common/settings.def), and the ones the runs set.
+TUNED=""
+if [[ -z $FROMRAW ]]; then
+  TUNED=$("$BIN/shmrun" --help-settings | awk '/^SHMCOLL_/ { v = $1 } /decision-table key/ { print v }')
+  [[ $TUNED == *SHMCOLL_CMA_MIN* ]] || { echo "shmcoll-tune: $BIN/shmrun --help-settings lists no tunables" >&2; exit 1; }
+fi
+# (word splitting wanted: one name per word)
+# shellcheck disable=SC2086
+unset $TUNED SHMCOLL_SHARED_MALLOC SHMCOLL_SHARED_MALLOC_MIN SHMCOLL_ALGORITHM SHMCOLL_PULL SHMCOLL_CMA
 for v in $(env | sed -n 's/^\(SHMCOLL_ALGORITHM_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export SHMCOLL_TUNING=none
 
@@ -154,11 +161,11 @@ fi
 for ((rep = 1; rep <= REPS; rep++)); do
   echo "round $rep of $REPS" >&2
   for n in $RANKS; do
-    run stream "$n" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_ALGORITHM=segment -- --op "$COLLS" --sizes "$BIG"
+    run stream "$n" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_PULL=off -- --op "$COLLS" --sizes "$BIG"
     run pull "$n" SHMCOLL_SHARED_MALLOC=0 SHMCOLL_CMA_MIN=1 -- --op "$COLLS" --sizes "$BIG"
     ((n < 3)) || skew "$n" "$BIG"
     for sl in $SLOTS; do
-      run "slot$sl" "$n" SHMCOLL_SLOT_BYTES="$sl" SHMCOLL_ALGORITHM=segment -- \
+      run "slot$sl" "$n" SHMCOLL_SLOT_BYTES="$sl" SHMCOLL_PULL=off -- \
         --op alltoall,allgather$( ((n >= 3)) && echo ,alltoallv_skew) --sizes 65536,262144,1048576
     done
     run onex "$n" SHMCOLL_REDUCE_SMALL=1g -- --op reduce,allreduce --sizes "$RED"

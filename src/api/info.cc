@@ -19,7 +19,7 @@
 
 #include "api/api.h"
 #include "api/attr.h"
-#include "common/env.h"
+#include "common/settings.h"
 #include "runtime/comm.h"
 #include "runtime/context.h"
 #include "runtime/info.h"
@@ -81,7 +81,8 @@ SHMCOLL_API(int, MPI_Info_create_env, (int argc, char* argv[], MPI_Info* info)) 
     args = rt::processArgs();  // C allows NULL, as for MPI_Init
   }
   const rt::Context& c = rt::ctx();
-  const int size = c.initialized ? static_cast<int>(c.eng.size) : static_cast<int>(env::integer("SHMCOLL_SIZE", 1));
+  const int size =
+      c.initialized ? static_cast<int>(c.eng.size) : static_cast<int>(settings::integer(settings::Id::kJobSize));
   *info = rt::newInfo(rt::makeEnvInfo(args, size, c.initialized ? gRequestedThreadLevel : MPI_THREAD_SINGLE));
   return MPI_SUCCESS;
 }

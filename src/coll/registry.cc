@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "common/env.h"
+#include "common/settings.h"
 #include "common/status.h"
 #include "common/tuning.h"
 #include "transport/pull.h"
@@ -64,7 +64,7 @@ struct Choice {
   PullPolicy pull = PullPolicy::kAuto;
   Choice() {
     const bool talk = transport::world().rank == 0;
-    verbose = static_cast<int>(env::integer("SHMCOLL_VERBOSE", 0));
+    verbose = static_cast<int>(settings::integer(settings::Id::kVerbose));
     if (verbose && talk) {
       if (tuning::tablePath().empty())
         fprintf(stderr, "shmcoll: no decision table; built-in thresholds\n");
@@ -72,18 +72,12 @@ struct Choice {
         fprintf(stderr, "shmcoll: decision table %s (%zu rules)\n", tuning::tablePath().c_str(),
                 tuning::table().size());
     }
-    const std::string pullName = env::str("SHMCOLL_PULL", "auto");
-    if (pullName == "off")
-      pull = PullPolicy::kOff;
-    else if (pullName == "always")
-      pull = PullPolicy::kAlways;
-    else if (pullName != "auto" && talk)
-      fprintf(stderr, "shmcoll: SHMCOLL_PULL=%s is not auto, off or always; using auto\n", pullName.c_str());
-    const std::string all = env::str("SHMCOLL_ALGORITHM", "");
+    pull = static_cast<PullPolicy>(settings::choice(settings::Id::kPull));
+    const std::string all = settings::str(settings::Id::kAlgorithm);
     for (int op = 0; op < kOpCount; ++op) {
-      std::string var = std::string("SHMCOLL_ALGORITHM_") + kOpNames[op];
-      for (char& ch : var) ch = static_cast<char>(toupper(ch));
-      const std::string want = env::str(var.c_str(), all.c_str());
+      const std::string var = settings::name(settings::Id::kAlgorithmOp, kOpNames[op]);
+      std::string want = settings::str(settings::Id::kAlgorithmOp, kOpNames[op]);
+      if (want.empty()) want = all;
       if (want.empty()) continue;
       const Algorithm* a = algorithmByName(want.c_str());
       if (a && (a->ops & opBit(static_cast<Op>(op)))) {
@@ -249,11 +243,11 @@ void fillThresholds(Team& team, Op op) {
   Thresholds& t = team.cache().thresholds[static_cast<int>(op)];
   const char* name = opName(op);
   const uint32_t ranks = team.size();
-  t.cmaMin = tuning::value("SHMCOLL_CMA_MIN", "cma_min", name, ranks, 16 * 1024);
-  t.cmaSoloMin = tuning::value("SHMCOLL_CMA_SOLO_MIN", "cma_solo_min", name, ranks, t.cmaMin);
-  t.cmaSoloMax = tuning::value("SHMCOLL_CMA_SOLO_MAX", "cma_solo_max", name, ranks, UINT64_MAX);
-  t.inlineMax = tuning::value("SHMCOLL_INLINE_MAX", "inline_max", name, ranks, UINT64_MAX);
-  t.reduceSmall = tuning::value("SHMCOLL_REDUCE_SMALL", "reduce_small", name, ranks, 16 * 1024);
+  t.cmaMin = settings::tuned(settings::Id::kCmaMin, name, ranks);
+  t.cmaSoloMin = settings::tuned(settings::Id::kCmaSoloMin, name, ranks, t.cmaMin);
+  t.cmaSoloMax = settings::tuned(settings::Id::kCmaSoloMax, name, ranks);
+  t.inlineMax = settings::tuned(settings::Id::kInlineMax, name, ranks);
+  t.reduceSmall = settings::tuned(settings::Id::kReduceSmall, name, ranks);
   switch (pullPolicy()) {
     case PullPolicy::kOff:
       t.round = {false, 0, t.inlineMax};

@@ -11,40 +11,20 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/env.h"
+#include "common/settings.h"
 
 namespace shmcoll::tuning {
 
 namespace {
 
-// The tunables a table may set; `perOp` ones take an operation name, the
-// others (job-wide) take `*`.
-struct Key {
-  const char* name;
-  bool perOp;
-};
-constexpr Key kKeys[] = {
-    {"cma_min", true},       // SHMCOLL_CMA_MIN: smallest block an exchange pulls with one copy
-    {"cma_solo_min", true},  // SHMCOLL_CMA_SOLO_MIN: the same for a sender's only block longer than a slot
-    {"cma_solo_max", true},  // SHMCOLL_CMA_SOLO_MAX: ... and shorter than this
-    {"inline_max", true},    // SHMCOLL_INLINE_MAX: largest block carried inline in its lane
-    {"reduce_small", true},  // SHMCOLL_REDUCE_SMALL: one-exchange reductions up to this many bytes
-    {"p2p_eager", false},    // SHMCOLL_P2P_EAGER
-    {"p2p_cma_min", false},  // SHMCOLL_P2P_CMA_MIN
-    {"nt_threshold", false}, // SHMCOLL_NT_THRESHOLD
-    {"wait_spins", false},   // SHMCOLL_WAIT_SPINS
-    {"wait_yields", false},  // SHMCOLL_WAIT_YIELDS
-    {"stream_spin_ns", false},  // SHMCOLL_STREAM_SPIN_NS
-    {"slot_bytes", false},   // SHMCOLL_SLOT_BYTES (read by shmrun when it lays out the segment)
-};
-
 constexpr const char* kOps[] = {"alltoall", "alltoallv", "alltoallw", "allgather", "allgatherv", "bcast",
                                 "gather",   "gatherv",   "scatter",   "scatterv",  "reduce",     "allreduce",
                                 "reduce_scatter", "reduce_scatter_block", "scan", "exscan"};
 
-const Key* findKey(const std::string& k) {
-  for (const Key& key : kKeys)
-    if (k == key.name) return &key;
+// The setting whose decision-table key is `k`, or nullptr.
+const settings::Spec* findKey(const std::string& k) {
+  for (const settings::Spec& sp : settings::kSpecs)
+    if (sp.key && k == sp.key) return &sp;
   return nullptr;
 }
 
@@ -52,17 +32,6 @@ bool knownOp(const std::string& op) {
   for (const char* o : kOps)
     if (op == o) return true;
   return false;
-}
-
-bool parseValue(const std::string& s, uint64_t* out) {
-  if (s == "off") {
-    *out = UINT64_MAX;
-    return true;
-  }
-  size_t v = 0;
-  if (!env::parseSize(s, &v)) return false;
-  *out = v;
-  return true;
 }
 
 // share/shmcoll/tuning.txt beside the directory holding this library.
@@ -79,7 +48,7 @@ struct Loaded {
   Table table;
   std::string path;
   Loaded() {
-    const char* named = std::getenv("SHMCOLL_TUNING");
+    const char* named = settings::raw(settings::Id::kTuning);
     std::string p;
     if (named) {
       if (!*named || !strcmp(named, "none")) return;
@@ -131,12 +100,12 @@ int Table::parse(const std::string& text, std::string* errors) {
       reject("unexpected '" + extra + "' after the value");
       continue;
     }
-    const Key* k = findKey(key);
+    const settings::Spec* k = findKey(key);
     if (!k) {
       reject("unknown key '" + key + "'");
       continue;
     }
-    if (op != "*" && !k->perOp) {
+    if (op != "*" && k->scope != settings::kPerOp) {
       reject("'" + key + "' applies to the whole job: its op must be '*'");
       continue;
     }
@@ -151,8 +120,14 @@ int Table::parse(const std::string& text, std::string* errors) {
       reject("ranks '" + ranks + "' is not a rank count");
       continue;
     }
+    // The same parser and range as the setting's variable (settings_table.h).
     uint64_t v = 0;
-    if (!parseValue(value, &v)) {
+    const settings::Parsed got = settings::parse(*k, value.c_str(), &v);
+    if (got == settings::Parsed::kOutOfRange) {
+      reject("value '" + value + "' is outside " + key + "'s range, " + settings::rangeText(*k));
+      continue;
+    }
+    if (got != settings::Parsed::kOk) {
       reject("value '" + value + "' is not a size (e.g. 4096, 64k, 1m) or 'off'");
       continue;
     }
@@ -185,15 +160,5 @@ bool Table::lookup(const char* key, const char* op, uint32_t ranks, uint64_t* ou
 
 const Table& table() { return loaded().table; }
 const std::string& tablePath() { return loaded().path; }
-
-uint64_t value(const char* envVar, const char* key, const char* op, uint32_t ranks, uint64_t fallback) {
-  if (envVar) {
-    const char* v = std::getenv(envVar);
-    size_t parsed = 0;
-    if (v && *v && env::parseSize(v, &parsed)) return parsed;
-  }
-  uint64_t t = 0;
-  return table().lookup(key, op, ranks, &t) ? t : fallback;
-}
 
 }  // namespace shmcoll::tuning

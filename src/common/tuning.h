@@ -10,15 +10,18 @@
 //
 // Format: one rule per line, `#` starts a comment.
 //     <key> <op> <ranks> <value>
-// <key> names a tunable (the list is kKeys in tuning.cc); <op> is an
-// operation name as in SHMCOLL_ALGORITHM_<OP> in lower case (alltoall,
-// allgatherv, ...) or `*` for every operation; the rule applies to teams of
-// at least <ranks> ranks, up to the next rule for the same key and op;
-// <value> is a byte count with an optional k/m/g suffix, an integer, or
-// `off` (never: the largest value).  A rule for the operation wins over `*`.
+// <key> names a setting (the `key` of its declaration in
+// common/settings.def); <op> is an operation name as in SHMCOLL_ALGORITHM_<OP>
+// in lower case (alltoall, allgatherv, ...) or `*` for every operation (the
+// only one a job-wide key takes); the rule applies to teams of at least
+// <ranks> ranks, up to the next rule for the same key and op; <value> is what
+// the setting's variable takes (a byte size with an optional k/m/g/t suffix,
+// or a count, in the same syntax; common/settings_table.h) or `off` (never:
+// the largest value), within the setting's range.  A rule for the operation
+// wins over `*`.
 //
-// Precedence, for every tunable: its environment variable, then the table,
-// then the built-in default.
+// Precedence, for every setting with a key: its environment variable, then
+// the table, then the built-in default (settings::tuned, common/settings.h).
 #pragma once
 
 #include <cstdint>
@@ -50,10 +53,5 @@ class Table {
 const Table& table();
 // The file it came from, or an empty string.
 const std::string& tablePath();
-
-// The value of tunable `key` for `op` (nullptr: a job-wide tunable, looked up
-// under `*`) on `ranks` ranks: $envVar when set and valid, else the table's
-// rule, else `fallback`.  `envVar` may be nullptr.
-uint64_t value(const char* envVar, const char* key, const char* op, uint32_t ranks, uint64_t fallback);
 
 }  // namespace shmcoll::tuning

@@ -19,8 +19,7 @@
 #include <cstring>
 #include <string>
 
-#include "common/env.h"
-#include "common/tuning.h"
+#include "common/settings.h"
 #include "copy/kernels.h"
 
 #if SHMCOLL_COPY_X86
@@ -114,9 +113,10 @@ void install(Kernel k) {
 // size (SHMCOLL_SIZE, set by shmrun; 1 outside it); default
 // defaultNtThreshold().
 size_t ntThresholdFromEnv() {
-  const auto ranks = static_cast<uint32_t>(std::clamp<long long>(env::integer("SHMCOLL_SIZE", 1), 1, UINT32_MAX));
+  const auto ranks =
+      static_cast<uint32_t>(std::clamp<long long>(settings::integer(settings::Id::kJobSize), 1, UINT32_MAX));
   const uint64_t v =
-      tuning::value("SHMCOLL_NT_THRESHOLD", "nt_threshold", nullptr, ranks, detail::defaultNtThreshold());
+      settings::tuned(settings::Id::kNtThreshold, nullptr, ranks, detail::defaultNtThreshold());
   return v == 0 || v > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(v);
 }
 
@@ -136,7 +136,7 @@ bool g_erms = false;
 bool detectPrefetchW() {
 #if SHMCOLL_COPY_X86
   unsigned a, b, c, d;
-  return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 8)) && env::integer("SHMCOLL_PREFETCHW", 1) != 0;
+  return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 8)) && settings::flag(settings::Id::kPrefetchW);
 #else
   return false;
 #endif
@@ -153,7 +153,7 @@ bool detectPrefetchW() {
 // 3/17 alike; glibc's memcpy, which Open MPI and MPICH use, switches to `rep
 // movsb` on this CPU from 2 KiB.
 size_t repMinFromEnv() {
-  size_t v = env::size("SHMCOLL_COPY_REP_MIN", size_t{32} << 10);
+  size_t v = settings::size(settings::Id::kCopyRepMin);
   return v == 0 ? SIZE_MAX : v;
 }
 
@@ -164,7 +164,7 @@ void initOnce() {
   __atomic_store_n(&detail::ntThresholdBytes, ntThresholdFromEnv(), __ATOMIC_RELAXED);
   if (g_erms) __atomic_store_n(&detail::repMinBytes, repMinFromEnv(), __ATOMIC_RELAXED);
   std::string warning;
-  Kernel k = detail::choose(std::getenv("SHMCOLL_COPY_KERNEL"), g_supported, &warning);
+  Kernel k = detail::choose(settings::raw(settings::Id::kCopyKernel), g_supported, &warning);
   if (!warning.empty()) fprintf(stderr, "%s\n", warning.c_str());
   install(k);
 }
@@ -239,7 +239,9 @@ size_t defaultNtThreshold() {
     if (!readLine(dir + "level", level, sizeof level)) break;
     if (std::strcmp(level, "3") != 0) continue;
     size_t bytes;
-    if (!readLine(dir + "size", size, sizeof size) || !env::parseSize(size, &bytes) || bytes == 0) break;
+    if (!readLine(dir + "size", size, sizeof size) || settings::parseSize(size, &bytes) != settings::Parsed::kOk ||
+        bytes == 0)
+      break;
     unsigned cpus = readLine(dir + "shared_cpu_list", shared, sizeof shared) ? countCpuList(shared) : 0;
     size_t share = bytes / (cpus ? cpus : 1) / 4 * 3;
     constexpr size_t kMin = size_t{1} << 20, kMax = size_t{64} << 20;

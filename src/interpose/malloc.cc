@@ -6,12 +6,15 @@
 // Only libshmcoll.so contains this file (src/CMakeLists.txt): the launcher
 // and the unit tests, linked with the internals, keep glibc's malloc.
 //
-//   SHMCOLL_SHARED_MALLOC=0        off: every request goes to glibc
-//   SHMCOLL_SHARED_MALLOC_MIN=128k smallest request served from the heap (>= 64k)
-//   SHMCOLL_SHARED_MALLOC_RESERVE  address space reserved for the heap (default 256g;
-//                                  at most RLIMIT_FSIZE and a quarter of RLIMIT_AS;
-//                                  under 1 GiB the heap stays off)
-//   SHMCOLL_SHARED_MALLOC_KEEP     freed bytes kept resident for reuse (default 64m)
+// Its settings, SHMCOLL_SHARED_MALLOC (on/off), SHMCOLL_SHARED_MALLOC_MIN
+// (smallest request served from the heap, at least 64k), _RESERVE (address
+// space reserved for the heap; at most RLIMIT_FSIZE and a quarter of
+// RLIMIT_AS, and under 1 GiB the heap stays off) and _KEEP (freed bytes kept
+// resident for reuse), are declared with their defaults in
+// common/settings.def.  This file reads them with getenv and the table's own
+// allocation-free parser (common/settings_table.h), as it runs before
+// anything else; a bad value reads as the default here, and MPI_Init, which
+// checks every setting, fails on it.
 //
 // Nothing here may allocate through malloc before the heap is ready, or take
 // the heap's lock on the path of a small request (pthread_atfork, called once
@@ -26,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/settings_table.h"
 #include "os/shared_heap.h"
 
 extern "C" {
@@ -41,21 +45,25 @@ namespace {
 
 using shmcoll::os::processHeap;
 using shmcoll::os::SharedHeap;
+using shmcoll::settings::Id;
 
 constexpr uint64_t kFloor = 64 * 1024;  // never serve less than this from the heap
 
 enum : int { kUnknown = 0, kOn = 1, kOff = 2 };
 std::atomic<int> gState{kUnknown};
-uint64_t gMin = 128 * 1024;
+uint64_t gMin = shmcoll::settings::spec(Id::kSharedMallocMin).dflt;
 pthread_mutex_t gInitMu = PTHREAD_MUTEX_INITIALIZER;
 
 void forkPrepare() { processHeap().prepareFork(); }
 void forkParent() { processHeap().afterForkParent(); }
 void forkChild() { processHeap().afterForkChild(); }
 
-uint64_t envSize(const char* name, uint64_t dflt) {
-  uint64_t v;
-  return shmcoll::os::parseHeapSize(getenv(name), &v) ? v : dflt;
+// A setting's value (a flag as 0/1): the variable when it is valid, else the default.
+uint64_t envValue(Id id) {
+  const shmcoll::settings::Spec& sp = shmcoll::settings::spec(id);
+  const char* text = getenv(sp.name);
+  uint64_t v = 0;
+  return text && *text && shmcoll::settings::parse(sp, text, &v) == shmcoll::settings::Parsed::kOk ? v : sp.dflt;
 }
 
 [[gnu::noinline, gnu::cold]] bool setUp() {
@@ -64,12 +72,10 @@ uint64_t envSize(const char* name, uint64_t dflt) {
   if (!environ) return false;
   pthread_mutex_lock(&gInitMu);
   if (gState.load(std::memory_order_relaxed) == kUnknown) {
-    const char* on = getenv("SHMCOLL_SHARED_MALLOC");
-    bool want = !(on && (!strcmp(on, "0") || !strcasecmp(on, "off") || !strcasecmp(on, "no") || !strcasecmp(on, "false")));
-    uint64_t min = envSize("SHMCOLL_SHARED_MALLOC_MIN", gMin);
+    const bool want = envValue(Id::kSharedMalloc) != 0;
+    const uint64_t min = envValue(Id::kSharedMallocMin);
     gMin = min < kFloor ? kFloor : min;
-    bool ok = want && processHeap().open(envSize("SHMCOLL_SHARED_MALLOC_RESERVE", 256ull << 30),
-                                         envSize("SHMCOLL_SHARED_MALLOC_KEEP", 64ull << 20));
+    bool ok = want && processHeap().open(envValue(Id::kSharedMallocReserve), envValue(Id::kSharedMallocKeep));
     if (ok) pthread_atfork(forkPrepare, forkParent, forkChild);
     gState.store(ok ? kOn : kOff, std::memory_order_release);
   }

@@ -429,27 +429,4 @@ SharedHeap& processHeap() {
   return heap;
 }
 
-bool parseHeapSize(const char* s, uint64_t* out) {
-  if (!s || !*s) return false;
-  uint64_t v = 0;
-  const char* p = s;
-  for (; *p >= '0' && *p <= '9'; ++p) {
-    if (v > (UINT64_MAX - 9) / 10) return false;
-    v = v * 10 + static_cast<uint64_t>(*p - '0');
-  }
-  if (p == s) return false;
-  int shift = 0;
-  switch (*p) {
-    case 'k': case 'K': shift = 10; ++p; break;
-    case 'm': case 'M': shift = 20; ++p; break;
-    case 'g': case 'G': shift = 30; ++p; break;
-    default: break;
-  }
-  if (*p == 'b' || *p == 'B') ++p;
-  if (*p) return false;
-  if (shift && v > (UINT64_MAX >> shift)) return false;
-  *out = v << shift;
-  return true;
-}
-
 }  // namespace shmcoll::os

@@ -137,7 +137,4 @@ class SharedHeap {
 // programs linked with the internals only: the launcher and unit tests).
 SharedHeap& processHeap();
 
-// Parses "128k" / "2m" / "4096" without allocating; false if malformed.
-bool parseHeapSize(const char* s, uint64_t* out);
-
 }  // namespace shmcoll::os

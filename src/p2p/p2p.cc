@@ -25,8 +25,7 @@
 #include "wait/wait.h"
 #include "transport/pull.h"
 #include "transport/world.h"
-#include "common/env.h"
-#include "common/tuning.h"
+#include "common/settings.h"
 #include "common/status.h"
 #include "copy/copy.h"
 
@@ -39,6 +38,7 @@ using segment::kP2pCellBytes;
 using segment::kP2pCells;
 
 constexpr uint64_t kPayload = kP2pCellBytes - sizeof(CellHeader);
+static_assert(kPayload == settings::spec(settings::Id::kP2pEager).dflt);  // SHMCOLL_P2P_EAGER's default
 enum Kind : uint8_t { kEager = 1, kRts, kCts, kData, kFin, kAck };
 constexpr uint8_t kSyncFlag = 1;
 
@@ -102,12 +102,12 @@ class Endpoint {
     queue_ = seg_.p2pQueue(me_);
     anchorOff_ = reinterpret_cast<char*>(&queue_->anchorNext) - seg_.base();
     head_ = anchorOff_;
-    eagerMax_ = std::min<uint64_t>(kPayload, tuning::value("SHMCOLL_P2P_EAGER", "p2p_eager", nullptr, e.size, kPayload));
-    cmaMin_ = tuning::value("SHMCOLL_P2P_CMA_MIN", "p2p_cma_min", nullptr, e.size, 16 * 1024);
+    eagerMax_ = std::min<uint64_t>(kPayload, settings::tuned(settings::Id::kP2pEager, nullptr, e.size));
+    cmaMin_ = settings::tuned(settings::Id::kP2pCmaMin, nullptr, e.size);
     for (uint32_t i = 0; i < kP2pCells; ++i) cellOff_[i] = seg_.cellOffset(me_, i);
     wait::gProgressHook = &Endpoint::hook;
   }
-  void refreshCma() { cma_ = transport::pulls().cma && env::flag("SHMCOLL_CMA", true); }
+  void refreshCma() { cma_ = transport::pulls().cma && settings::flag(settings::Id::kCma); }
 
   static bool hook();
 

@@ -12,8 +12,7 @@
 #include <cstring>
 
 #include "wait/wait.h"
-#include "common/env.h"
-#include "common/tuning.h"
+#include "common/settings.h"
 #include "common/status.h"
 #include "coll/coll.h"
 #include "transport/pull.h"
@@ -32,14 +31,14 @@ constexpr uint64_t kProbeValue = 0x5348434d50524f42ull;
 volatile uint64_t gProbeWord = kProbeValue;
 
 int mapSegment(Context& c) {
-  const char* fdStr = std::getenv("SHMCOLL_SEG_FD");
+  const char* fdStr = settings::raw(settings::Id::kSegFd);
   if (!fdStr) {
     // MPI singleton: a one-rank job in private shared memory.
     segment::Layout l = segment::computeLayout(1, segment::kDefaultSlotBytes,
-                                               env::size("SHMCOLL_ALLOC_MEM", segment::kDefaultHeapBytes));
+                                               settings::size(settings::Id::kAllocMem));
     void* p = mmap(nullptr, l.totalSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
-      return fail(MPI_ERR_NO_MEM, "cannot map %llu bytes for a singleton job: %s",
+      return fail(err::kNoMem, "cannot map %llu bytes for a singleton job: %s",
                   (unsigned long long)l.totalSize, strerror(errno));
     segment::initHeader(p, l, static_cast<uint64_t>(getpid()), 0, static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN)));
     c.mapBase = p;
@@ -49,19 +48,19 @@ int mapSegment(Context& c) {
     c.singleton = true;
     return kOk;
   }
-  long long fd = env::integer("SHMCOLL_SEG_FD", -1);
-  long long rank = env::integer("SHMCOLL_RANK", -1);
-  long long size = env::integer("SHMCOLL_SIZE", -1);
-  size_t segSize = env::size("SHMCOLL_SEG_SIZE", 0);
+  long long fd = settings::integer(settings::Id::kSegFd, -1);
+  long long rank = settings::integer(settings::Id::kRank, -1);
+  long long size = settings::integer(settings::Id::kJobSize, -1);
+  size_t segSize = settings::size(settings::Id::kSegSize, 0);
   if (fd < 0 || rank < 0 || size <= 0 || rank >= size || segSize == 0)
-    return fail(MPI_ERR_INTERN,
+    return fail(err::kIntern,
                 "inconsistent launcher environment (SHMCOLL_SEG_FD=%s SHMCOLL_RANK=%s SHMCOLL_SIZE=%s); "
                 "start the program with shmrun or without any SHMCOLL_* variables",
-                fdStr, std::getenv("SHMCOLL_RANK") ? std::getenv("SHMCOLL_RANK") : "(unset)",
-                std::getenv("SHMCOLL_SIZE") ? std::getenv("SHMCOLL_SIZE") : "(unset)");
+                fdStr, settings::raw(settings::Id::kRank) ? settings::raw(settings::Id::kRank) : "(unset)",
+                settings::raw(settings::Id::kJobSize) ? settings::raw(settings::Id::kJobSize) : "(unset)");
   void* p = mmap(nullptr, segSize, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
   if (p == MAP_FAILED)
-    return fail(MPI_ERR_INTERN, "cannot map the job's shared segment (fd %lld, %zu bytes): %s", fd, segSize,
+    return fail(err::kIntern, "cannot map the job's shared segment (fd %lld, %zu bytes): %s", fd, segSize,
                 strerror(errno));
   close(static_cast<int>(fd));
 #ifdef MADV_HUGEPAGE
@@ -126,6 +125,11 @@ Context& ctx() { return gCtx; }
 int init(int requiredThread, int* provided) {
   Context& c = gCtx;
   transport::World& e = c.eng;
+  // Every setting the library reads is checked before one is used: a bad
+  // value fails MPI_Init here rather than read as the default later.
+  std::string bad;
+  for (const std::string& msg : settings::validate(settings::kLibrary, true)) bad += (bad.empty() ? "" : "; ") + msg;
+  if (!bad.empty()) return fail(err::kArg, "%s", bad.c_str());
   SHMCOLL_CHECK(mapSegment(c));
   e.seg = segment::View(c.mapBase);
   segment::RankCtl* me = e.self();
@@ -144,11 +148,11 @@ int init(int requiredThread, int* provided) {
   // per rank, which is the floor (docs/PERFORMANCE.md).
   wait::WaitPolicy wp;
   wp.spins = static_cast<uint32_t>(std::min<uint64_t>(
-      UINT32_MAX, tuning::value("SHMCOLL_WAIT_SPINS", "wait_spins", nullptr, e.size, c.oversubscribed ? 0 : 20000)));
+      UINT32_MAX, settings::tuned(settings::Id::kWaitSpins, nullptr, e.size, c.oversubscribed ? 0 : 20000)));
   wp.yields = static_cast<uint32_t>(std::min<uint64_t>(
-      UINT32_MAX, tuning::value("SHMCOLL_WAIT_YIELDS", "wait_yields", nullptr, e.size, c.oversubscribed ? 1 : 8)));
+      UINT32_MAX, settings::tuned(settings::Id::kWaitYields, nullptr, e.size, c.oversubscribed ? 1 : 8)));
   wp.streamSpinNs = static_cast<uint32_t>(std::min<uint64_t>(
-      UINT32_MAX, tuning::value("SHMCOLL_STREAM_SPIN_NS", "stream_spin_ns", nullptr, e.size, c.oversubscribed ? 8000 : 0)));
+      UINT32_MAX, settings::tuned(settings::Id::kStreamSpinNs, nullptr, e.size, c.oversubscribed ? 8000 : 0)));
   wait::setPolicy(wp);
   if (c.oversubscribed)
     wait::gCrowd = {&e.seg.header()->sleepers, e.size, static_cast<uint32_t>(ncores)};
@@ -162,7 +166,7 @@ int init(int requiredThread, int* provided) {
   // Every rank has published its pid and probe address once this barrier ends.
   SHMCOLL_CHECK(coll::barrierOn(worldTeam()));
   if (e.size > 1) {
-    const bool cma = env::flag("SHMCOLL_CMA", true);
+    const bool cma = settings::flag(settings::Id::kCma);
     if (cma) probeCma(e);
     probeHeap(e);
     SHMCOLL_CHECK(coll::barrierOn(worldTeam()));

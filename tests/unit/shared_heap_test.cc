@@ -377,20 +377,3 @@ TEST(SharedHeapTest, ThreadsShareTheHeap) {
   EXPECT_EQ(H.h.inUse(), 0u);
   EXPECT_EQ(H.h.top(), 0u);
 }
-
-TEST(SharedHeapTest, SizesParse) {
-  uint64_t v = 0;
-  EXPECT_TRUE(shmcoll::os::parseHeapSize("128k", &v));
-  EXPECT_EQ(v, 128 * KiB);
-  EXPECT_TRUE(shmcoll::os::parseHeapSize("2M", &v));
-  EXPECT_EQ(v, 2 * MiB);
-  EXPECT_TRUE(shmcoll::os::parseHeapSize("256g", &v));
-  EXPECT_EQ(v, 256ull << 30);
-  EXPECT_TRUE(shmcoll::os::parseHeapSize("4096", &v));
-  EXPECT_EQ(v, 4096u);
-  EXPECT_FALSE(shmcoll::os::parseHeapSize("", &v));
-  EXPECT_FALSE(shmcoll::os::parseHeapSize("12q", &v));
-  EXPECT_FALSE(shmcoll::os::parseHeapSize("k", &v));
-  EXPECT_FALSE(shmcoll::os::parseHeapSize(nullptr, &v));
-  EXPECT_FALSE(shmcoll::os::parseHeapSize("99999999999999999999", &v));
-}

@@ -1,8 +1,9 @@
 // The decision table: parsing (every malformed line rejected with its line
 // number and reason, nothing else lost), look-up (operation over `*`, the
 // rule with the largest rank count not above the team's), and the
-// precedence environment variable > table > built-in default, including a
-// whole process loading a table named by SHMCOLL_TUNING.
+// precedence environment variable > table > built-in default
+// (settings::tuned), including a whole process loading a table named by
+// SHMCOLL_TUNING.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <string>
 
+#include "common/settings.h"
 #include "common/tuning.h"
 
 namespace shmcoll::tuning {
@@ -85,7 +87,10 @@ TEST(Tuning, RejectsMalformedLinesWithReasons) {
       "cma_min * 2 -5\n"              // 10: negative value
       "cma_min * 2 99999999999999999999\n"  // 11: beyond 64 bits
       "cma_min * 2 17179869184g\n"          // 12: wraps when scaled
-      "cma_min allgatherv 2 4k\n",    // 13: fine
+      "cma_min allgatherv 2 4k\n"     // 13: fine
+      "cma_min * 2 64kb\n"            // 14: b is bits
+      "slot_bytes * 2 8g\n"           // 15: outside the setting's range
+      "slot_bytes * 2 off\n",         // 16: so is off, the largest value
       &errors);
   EXPECT_EQ(n, 1);
   EXPECT_EQ(t.size(), 1u);
@@ -101,12 +106,33 @@ TEST(Tuning, RejectsMalformedLinesWithReasons) {
                           "line 9: value '16q' is not a size",
                           "line 10: value '-5' is not a size",
                           "line 11: value '99999999999999999999' is not a size",
-                          "line 12: value '17179869184g' is not a size"};
+                          "line 12: value '17179869184g' is not a size",
+                          "line 14: value '64kb' is not a size",
+                          "line 15: value '8g' is outside slot_bytes's range, 64 to 1g",
+                          "line 16: value 'off' is outside slot_bytes's range, 64 to 1g"};
   for (const char* e : expect) EXPECT_NE(errors.find(e), std::string::npos) << e << "\n" << errors;
   EXPECT_EQ(errors.find("line 13"), std::string::npos);
 }
 
-// value() in a fresh process (the table is loaded once per process), with
+// The value syntax is the variables' (settings_table.h): suffixes in either
+// case, KiB and kB spellings, t, and counts for the job-wide keys.
+TEST(Tuning, ValuesTakeTheSettingsSyntax) {
+  Table t;
+  std::string errors;
+  EXPECT_EQ(t.parse("cma_min * 2 64KiB\ncma_min * 3 64kB\ncma_min * 4 1T\nslot_bytes * 2 1g\n"
+                    "wait_spins * 2 20k\nstream_spin_ns * 2 OFF\n",
+                    &errors),
+            6)
+      << errors;
+  EXPECT_EQ(get(t, "cma_min", "alltoall", 2), 64u << 10);
+  EXPECT_EQ(get(t, "cma_min", "alltoall", 3), 64u << 10);
+  EXPECT_EQ(get(t, "cma_min", "alltoall", 4), 1ull << 40);
+  EXPECT_EQ(get(t, "slot_bytes", nullptr, 2), 1u << 30);
+  EXPECT_EQ(get(t, "wait_spins", nullptr, 2), 20480u);
+  EXPECT_EQ(get(t, "stream_spin_ns", nullptr, 2), UINT64_MAX);
+}
+
+// settings::tuned() in a fresh process (the table is loaded once per process), with
 // the environment given; writes the looked-up values to a pipe.
 std::string inChild(const std::string& file, const char* envVar, const char* envValue) {
   int fds[2];
@@ -120,9 +146,11 @@ std::string inChild(const std::string& file, const char* envVar, const char* env
       setenv("SHMCOLL_TUNING", file.c_str(), 1);
     if (envVar) setenv(envVar, envValue, 1);
     else unsetenv("SHMCOLL_CMA_MIN");
-    const std::string out = std::to_string(value("SHMCOLL_CMA_MIN", "cma_min", "alltoall", 4, 777)) + " " +
-                            std::to_string(value("SHMCOLL_CMA_MIN", "cma_min", "alltoall", 1, 777)) + " " +
-                            std::to_string(table().size()) + " " + tablePath();
+    using settings::Id;
+    const std::string out = std::to_string(settings::tuned(Id::kCmaMin, "alltoall", 4)) + " " +
+                            std::to_string(settings::tuned(Id::kCmaMin, "alltoall", 1)) + " " +
+                            std::to_string(table().size()) + " " + tablePath() + " " +
+                            std::to_string(settings::validate(settings::kLibrary, true).size());
     if (write(fds[1], out.data(), out.size()) != static_cast<ssize_t>(out.size())) _exit(2);
     _exit(0);
   }
@@ -144,12 +172,16 @@ TEST(Tuning, EnvironmentOverTableOverDefault) {
   close(fd);
   std::ofstream(path) << "cma_min alltoall 2 48k\nnot a rule\n";
   const std::string p = path;
-  EXPECT_EQ(inChild(p, nullptr, nullptr), "49152 777 1 " + p);          // table, then default below 2 ranks
-  EXPECT_EQ(inChild(p, "SHMCOLL_CMA_MIN", "8k"), "8192 8192 1 " + p);   // the variable wins
-  EXPECT_EQ(inChild(p, "SHMCOLL_CMA_MIN", "junk"), "49152 777 1 " + p); // an invalid variable is ignored
-  EXPECT_EQ(inChild("none", nullptr, nullptr), "777 777 0 ");            // no table
+  // The last number: how many settings validate() finds bad.
+  EXPECT_EQ(inChild(p, nullptr, nullptr), "49152 16384 1 " + p + " 0");        // table, then default below 2 ranks
+  EXPECT_EQ(inChild(p, "SHMCOLL_CMA_MIN", "8k"), "8192 8192 1 " + p + " 0");   // the variable wins
+  EXPECT_EQ(inChild(p, "SHMCOLL_CMA_MIN", "off"), "18446744073709551615 18446744073709551615 1 " + p + " 0");
+  EXPECT_EQ(inChild(p, "SHMCOLL_CMA_MIN", ""), "49152 16384 1 " + p + " 0");   // empty is unset
+  // An invalid variable reads as unset, and validate() (MPI_Init, shmrun) reports it.
+  EXPECT_EQ(inChild(p, "SHMCOLL_CMA_MIN", "junk"), "49152 16384 1 " + p + " 1");
+  EXPECT_EQ(inChild("none", nullptr, nullptr), "16384 16384 0  0");             // no table
   unlink(path);
-  EXPECT_EQ(inChild(p, nullptr, nullptr), "777 777 0 ");                 // unreadable: defaults
+  EXPECT_EQ(inChild(p, nullptr, nullptr), "16384 16384 0  0");                  // unreadable: defaults
 }
 
 }  // namespace
