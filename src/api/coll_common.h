@@ -1,26 +1,31 @@
-// Shared by the collective entry points (coll.cc, coll_rooted.cc,
-// coll_reduce.cc): argument checks that name the function and the argument,
-// and the hand-off to the engine, to a nonblocking schedule, or to a
-// persistent request (coll_persistent.cc).
+// Shared by the collective implementations (coll.cc, coll_rooted.cc,
+// coll_reduce.cc): the per-pair block descriptions and the composite
+// argument checks, and every hand-off to the engine (coll::), to a
+// nonblocking schedule (nbc::) or to a persistent request
+// (coll_persistent.cc).  The hand-offs are the run* and finishInter
+// functions below and nothing else calls coll:: or nbc::.
 //
-// Each entry point exists twice, with int counts (MPI_X) and with MPI_Count
-// counts and MPI_Aint displacements (MPI-4 big count, MPI_X_c); both call one
-// template, so the checks are the same and the engine sees 64-bit counts.
+// One implementation serves every form of a collective (MPI_X, MPI_X_c,
+// MPI_IX, MPI_X_init, ...): it checks what the generated entry point left to
+// it, builds the argument object (the per-pair blocks) and hands it off; the
+// hand-off reads the mode from the Call.  Blocking, it runs the engine;
+// nonblocking, it starts a schedule of point-to-point messages (p2p/nbc.h)
+// and hands out its request; persistent, it keeps the function that starts
+// that schedule, with everything it needs held by value, for MPI_Start.
 #pragma once
 
-#include <cinttypes>
-#include <cstdio>
 #include <functional>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "api/api.h"
+#include "api/call.h"
+#include "api/check.h"
 #include "api/request.h"
 #include "coll/coll.h"
 #include "coll/exchange_inline.h"
-#include "p2p/nbc.h"
 #include "op/op.h"
+#include "p2p/nbc.h"
 #include "runtime/comm.h"
 
 namespace shmcoll::api {
@@ -30,254 +35,83 @@ inline const dt::Type* byteType() {
   return t;
 }
 
-// ---- nonblocking and persistent modes ---------------------------------------------
-//
-// An MPI_I<collective> entry point runs the blocking entry point's template
-// (the same checks, the same per-pair blocks) inside startNonblocking(); an
-// MPI_<collective>_init entry point runs it inside initPersistent().  The
-// hand-off points (runExchange, finishInter, the reductions) then call
-// launch() with a function that starts a schedule of point-to-point messages
-// (p2p/nbc.h): nonblocking, it runs at once and its request is handed out;
-// persistent, it is kept, with everything it needs held by value, and runs at
-// every MPI_Start (coll_persistent.cc).  The library is called by one thread
-// at a time (MPI_THREAD_SERIALIZED at most), so one pointer is enough.
+// ---- persistent requests (coll_persistent.cc) ----------------------------------------
 
 // Starts one instance of a collective as a schedule; returns its request.
 using Starter = std::function<p2p::Request*()>;
 
 // What an _init call collects: the starter, and a reference to every
-// datatype its arguments named (MPI_Type_free may come before the request is
-// freed).
+// datatype and operation its arguments named (MPI_Type_free and MPI_Op_free
+// may come before the request is freed; check::datatype and check::op add them).
 struct PersistentInit {
   Starter start;
   std::vector<const dt::Type*> held;
-  std::vector<MPI_Op> heldOps;  // a reduction's operation (op::hold)
+  std::vector<MPI_Op> heldOps;
 };
 
-struct Nonblocking {
-  MPI_Request* out = nullptr;        // nonblocking: the caller's request
-  PersistentInit* record = nullptr;  // persistent: keep the starter here instead
-  bool started = false;
-};
-extern Nonblocking* gNonblocking;
+// The end of every MPI_<collective>_init entry point: after the checks and
+// the hand-off (`rc`), checks the info argument and makes the inactive
+// persistent request, or drops what the record holds.
+int finishPersistent(Call& call, int rc);
 
-// Nonblocking or persistent mode: starts `make` now and hands out its request,
-// or keeps it.  `make` must own what it uses (capture by value).
+// ---- the hand-offs ------------------------------------------------------------------
+
+// Nonblocking or persistent mode: starts `make` now and hands out its
+// request, or keeps it in the call's record.  `make` must own what it uses
+// (capture by value).
 template <class Make>
-void launch(rt::Comm* c, const char* fn, Make&& make) {
-  if (gNonblocking->record) {
-    gNonblocking->record->start = std::forward<Make>(make);
+void launch(Call& call, rt::Comm* c, Make&& make) {
+  if (call.record) {
+    call.record->start = std::forward<Make>(make);
   } else {
-    *gNonblocking->out = newRequest(make(), c->handle, fn);
+    *call.request = newRequest(make(), c->handle, call.fn);
   }
-  gNonblocking->started = true;
+  call.started = true;
 }
 
-// Hands out an operation already started (nonblocking mode only: a
-// persistent request must be able to start it again, see launch()).
-inline void handOut(rt::Comm* c, const char* fn, p2p::Request* op) {
-  *gNonblocking->out = newRequest(op, c->handle, fn);
-  gNonblocking->started = true;
-}
-
-template <class F>
-int startNonblocking(const char* fn, MPI_Comm comm, MPI_Request* request, F&& call) {
-  SHMCOLL_REQUIRE(request, comm, fn, MPI_ERR_ARG, "request is NULL");
-  Nonblocking nb{request, nullptr, false};
-  gNonblocking = &nb;
-  int rc = call();
-  gNonblocking = nullptr;
-  // A call that had nothing to start (no error, nothing to move) is complete.
-  if (rc == MPI_SUCCESS && !nb.started) *request = newRequest(new DoneRequest, comm, fn);
-  return rc;
-}
-
-// The second half of initPersistent (coll_persistent.cc): after the checks
-// (`rc`), checks `info` and makes the inactive persistent request, or drops
-// what `init` holds.
-int finishPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* request, PersistentInit& init,
-                     int rc);
-
-template <class F>
-int initPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* request, F&& call) {
-  SHMCOLL_REQUIRE(request, comm, fn, MPI_ERR_ARG, "request is NULL");
-  PersistentInit init;
-  Nonblocking nb{nullptr, &init, false};
-  gNonblocking = &nb;
-  int rc = call();
-  gNonblocking = nullptr;
-  return finishPersistent(fn, comm, info, request, init, rc);
-}
-
-// The body of an MPI_<collective>_init entry point: IMPL, the blocking form's
-// template, run in persistent mode under the _init call's name (an IMPL with
-// a comma in it goes in parentheses).  Uses the entry point's comm, info and
-// request arguments.
-#define SHMCOLL_PERSISTENT(NAME, IMPL, ...) \
-  ::shmcoll::api::initPersistent(NAME, comm, info, request, [&] { return IMPL(NAME, __VA_ARGS__); })
-
-// Persistent mode: a datatype the arguments resolved to is held for the
-// request's lifetime.
-inline void keepType(const dt::Type* t) {
-  if (gNonblocking && gNonblocking->record) [[unlikely]] {
-    dt::retain(t);
-    gNonblocking->record->held.push_back(t);
-  }
-}
-
-// Persistent mode: a reduction's operation is held for the request's lifetime
-// too, so MPI_Op_free may come first (and a later MPI_Op_create cannot take
-// over its handle while the request can still start).
-inline void keepOp(MPI_Op op) {
-  if (gNonblocking && gNonblocking->record) [[unlikely]] {
-    op::hold(op);
-    gNonblocking->record->heldOps.push_back(op);
-  }
-}
-
-#define CHECK_ARG(expr)               \
-  do {                                \
-    if (int rc_ = (expr)) return rc_; \
-  } while (0)
-
-// One side of a uniform operation: a buffer whose blocks are `count` elements of `type`.
-struct Side {
-  const char* buf = nullptr;
-  const dt::Type* type = nullptr;
-  int64_t ext = 0;
-};
-
-struct Checker {
-  MPI_Comm comm;
-  const char* fn;
-
-  int type(const char* arg, MPI_Datatype h, const dt::Type** out) const {
-    const dt::Type* t = dt::fromHandle(h);
-    if (!t)
-      return raisef(comm, fn, MPI_ERR_TYPE, "%s = %#x is %s", arg, static_cast<unsigned>(h),
-                    h == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype");
-    if (!t->committed)
-      return raisef(comm, fn, MPI_ERR_TYPE, "%s is a derived datatype that was not committed (MPI_Type_commit)", arg);
-    keepType(t);
-    *out = t;
-    return MPI_SUCCESS;
-  }
-  // type() for element i of the array argument `array` ("recvtypes"); the
-  // argument's name is formatted only for an error message.
-  int typeAt(const char* array, uint32_t i, MPI_Datatype h, const dt::Type** out) const {
-    const dt::Type* t = dt::fromHandle(h);
-    if (t && t->committed) {
-      keepType(t);
-      *out = t;
-      return MPI_SUCCESS;
-    }
-    char arg[64];
-    snprintf(arg, sizeof arg, "%s[%u]", array, i);
-    return type(arg, h, out);
-  }
-  int count(const char* arg, int64_t n) const {
-    if (n < 0) return raisef(comm, fn, MPI_ERR_COUNT, "%s = %" PRId64 " is negative", arg, n);
-    return MPI_SUCCESS;
-  }
-  template <class C>
-  int counts(const char* arg, const C* v, uint32_t n) const {
-    if (!v) return raisef(comm, fn, MPI_ERR_ARG, "%s is NULL", arg);
-    for (uint32_t i = 0; i < n; ++i)
-      if (v[i] < 0)
-        return raisef(comm, fn, MPI_ERR_COUNT, "%s[%u] = %" PRId64 " is negative", arg, i, static_cast<int64_t>(v[i]));
-    return MPI_SUCCESS;
-  }
-  int array(const char* arg, const void* v) const {
-    if (!v) return raisef(comm, fn, MPI_ERR_ARG, "%s is NULL", arg);
-    return MPI_SUCCESS;
-  }
-  // A null buffer is an error when it must hold data; with MPI_BOTTOM and a
-  // type of absolute addresses (true lower bound not 0) it is fine.
-  int buffer(const char* arg, const void* buf, uint64_t count, const dt::Type* t) const {
-    if (!buf && count > 0 && t->size > 0 && t->trueLb == 0)
-      return raisef(comm, fn, MPI_ERR_BUFFER, "%s is NULL but %llu elements are to be moved", arg,
-                    (unsigned long long)count);
-    return MPI_SUCCESS;
-  }
-  int notInPlace(const char* arg, const void* buf) const {
-    if (buf == MPI_IN_PLACE)
-      return raisef(comm, fn, MPI_ERR_BUFFER, "%s = MPI_IN_PLACE is not allowed here", arg);
-    return MPI_SUCCESS;
-  }
-  int recvNotInPlace(const void* recvbuf) const {
-    if (recvbuf == MPI_IN_PLACE)
-      return raisef(comm, fn, MPI_ERR_BUFFER, "recvbuf = MPI_IN_PLACE is not allowed (only sendbuf may be)");
-    return MPI_SUCCESS;
-  }
-  // On an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group (of size n).
-  int interRoot(int r, uint32_t n) const {
-    if (r != MPI_ROOT && r != MPI_PROC_NULL && (r < 0 || static_cast<uint32_t>(r) >= n))
-      return raisef(comm, fn, MPI_ERR_ROOT,
-                    "root = %d is neither MPI_ROOT, MPI_PROC_NULL nor a rank of the remote group (size %u) of the "
-                    "intercommunicator",
-                    r, n);
-    return MPI_SUCCESS;
-  }
-  int interNotInPlace(const char* arg, const void* buf) const {
-    if (buf == MPI_IN_PLACE)
-      return raisef(comm, fn, MPI_ERR_BUFFER, "%s = MPI_IN_PLACE is not allowed on an intercommunicator", arg);
-    return MPI_SUCCESS;
-  }
-  int root(int r, uint32_t n) const {
-    if (r < 0 || static_cast<uint32_t>(r) >= n)
-      return raisef(comm, fn, MPI_ERR_ROOT, "root = %d is not a rank of the communicator (size %u)", r, n);
-    return MPI_SUCCESS;
-  }
-  // `blocks` blocks of `count` elements of `type` in `buf` (not MPI_IN_PLACE).
-  int uniform(const char* bufName, const void* buf, const char* countName, int64_t cnt, const char* typeName,
-              MPI_Datatype t, uint64_t blocks, Side* out) const {
-    CHECK_ARG(count(countName, cnt));
-    CHECK_ARG(type(typeName, t, &out->type));
-    CHECK_ARG(buffer(bufName, buf, blocks * static_cast<uint64_t>(cnt), out->type));
-    out->buf = static_cast<const char*>(buf);
-    out->ext = out->type->extent();
-    return MPI_SUCCESS;
-  }
-  // One side of a v operation: per-peer counts and displacements, one type.
-  template <class C, class D>
-  int vectorSide(const char* bufName, const void* buf, const char* countsName, const C* cnts,
-                 const char* displsName, const D* displs, const char* typeName, MPI_Datatype t, uint32_t n,
-                 Side* out) const {
-    CHECK_ARG(counts(countsName, cnts, n));
-    CHECK_ARG(array(displsName, displs));
-    CHECK_ARG(type(typeName, t, &out->type));
-    for (uint32_t p = 0; p < n; ++p) CHECK_ARG(buffer(bufName, buf, static_cast<uint64_t>(cnts[p]), out->type));
-    out->buf = static_cast<const char*>(buf);
-    out->ext = out->type->extent();
-    return MPI_SUCCESS;
-  }
-};
-
-// Block p of a uniform side and of a v side.
-inline coll::Block uniformBlock(const Side& s, uint64_t count, uint32_t p) {
-  return {s.buf + s.ext * static_cast<int64_t>(p * count), count, s.type};
-}
-template <class C, class D>
-coll::Block vectorBlock(const Side& s, const C* counts, const D* displs, uint32_t p) {
-  return {s.buf + s.ext * static_cast<int64_t>(displs[p]), static_cast<uint64_t>(counts[p]), s.type};
-}
-
-// Runs an exchange and routes a failure through the communicator's handler;
-// in nonblocking and persistent mode, launches it as a schedule instead.  The
+// Runs an intracommunicator exchange, or launches it as a schedule.  The
 // schedule maker holds a copy of the argument object (an A, not the base
 // class: a persistent request runs it again at every MPI_Start).
 template <class A>
-int runExchange(rt::Comm* c, const char* fn, const A& a, bool inPlace = false) {
-  if (gNonblocking) {
-    launch(c, fn, [team = &c->team, a, inPlace] { return nbc::exchange(*team, a, inPlace); });
+int runExchange(Call& call, rt::Comm* c, const A& a, bool inPlace = false) {
+  if (!call.blocking()) {
+    launch(call, c, [team = &c->team, a, inPlace] { return nbc::exchange(*team, a, inPlace); });
     return MPI_SUCCESS;
   }
   bool taken = false;
   int rc = coll::inlineExchange(c->team, a, &taken);  // (A is final: its blocks are computed inline)
   if (!taken) rc = coll::exchangeGeneral(c->team, a);
-  if (rc) return raise(c->handle, fn, rc);
+  if (rc) return check::engine(call, rc);
   return MPI_SUCCESS;
 }
+
+// MPI_IN_PLACE for the alltoall family: what each block holds on entry is
+// packed into a private buffer first, then sent from there, so a peer never
+// reads a block we have already overwritten.
+class InPlaceArgs final : public coll::ExchangeArgs {
+ public:
+  InPlaceArgs(const coll::ExchangeArgs& inner, uint32_t n) : inner_(inner) {
+    op = inner.op;
+    skipEmpty = inner.skipEmpty;
+    off_.resize(n + 1);
+    for (uint32_t p = 0; p < n; ++p) off_[p + 1] = off_[p] + inner.recv(p).bytes();
+    data_.resize(off_[n]);
+    for (uint32_t p = 0; p < n; ++p) {
+      coll::Block b = inner.recv(p);
+      dt::Cursor cur(b.buf, b.count, b.type);
+      cur.pack(0, data_.data() + off_[p], b.bytes());
+    }
+  }
+  coll::Block send(uint32_t p) const override {
+    return {data_.data() + off_[p], off_[p + 1] - off_[p], byteType()};
+  }
+  coll::Block recv(uint32_t p) const override { return inner_.recv(p); }
+
+ private:
+  const coll::ExchangeArgs& inner_;
+  std::vector<uint64_t> off_;
+  std::vector<char> data_;
+};
 
 // ---- intercommunicators -------------------------------------------------------------
 //
@@ -319,49 +153,168 @@ inline nbc::Groups groupsOf(const rt::Comm& c) {
   return {c.localBase, c.team.size(), c.remoteBase, static_cast<uint32_t>(c.remote.size())};
 }
 
-// Hands out an intercommunicator schedule's request (nonblocking mode) or
-// waits for it and reports its failure.
-inline int finishInter(rt::Comm* c, const char* fn, p2p::Request* op) {
-  if (gNonblocking) {
-    handOut(c, fn, op);
-    return MPI_SUCCESS;
-  }
-  if (int rc = p2p::wait(op)) return raisef(c->handle, fn, rc, "the job is ending");
+// Waits for an intercommunicator schedule and reports its failure (blocking).
+inline int waitInter(Call& call, p2p::Request* op) {
+  if (int rc = p2p::wait(op)) return check::fail(call, rc, "the job is ending");
   const int err = op->status.error;
   p2p::release(op);
   if (err == MPI_ERR_TRUNCATE)
-    return raisef(c->handle, fn, err,
-                  "a block from the remote group is longer than the receive block for it (the two groups' counts or "
-                  "type signatures disagree); only what fits was received");
-  if (err) return raisef(c->handle, fn, err, "a point-to-point transfer of the operation failed");
+    return check::fail(call, err,
+                       "a block from the remote group is longer than the receive block for it (the two groups' "
+                       "counts or type signatures disagree); only what fits was received");
+  if (err) return check::fail(call, err, "a point-to-point transfer of the operation failed");
   return MPI_SUCCESS;
 }
 
-// The same for a schedule `make` starts (it owns what it uses): launched in
-// nonblocking and persistent mode, else started and waited for.
+// The schedule `make` starts (it owns what it uses): launched in nonblocking
+// and persistent mode, else started and waited for.
 template <class Make>
   requires std::is_invocable_r_v<p2p::Request*, Make>
-int finishInter(rt::Comm* c, const char* fn, Make&& make) {
-  if (gNonblocking) {
-    launch(c, fn, std::forward<Make>(make));
+int finishInter(Call& call, rt::Comm* c, Make&& make) {
+  if (!call.blocking()) {
+    launch(call, c, std::forward<Make>(make));
     return MPI_SUCCESS;
   }
-  return finishInter(c, fn, make());
+  return waitInter(call, make());
 }
 
 template <class A>
-int runInter(rt::Comm* c, const char* fn, const A& a, InterPlan plan) {
-  return finishInter(c, fn, [c, a, plan] {
+int runInter(Call& call, rt::Comm* c, const A& a, InterPlan plan) {
+  return finishInter(call, c, [c, a, plan] {
     InterArgs ia(a, *c, plan);
     return nbc::exchange(c->peers, ia, false);
   });
 }
 
-}  // namespace shmcoll::api
+// The operations in which every pair exchanges (alltoall(v,w), allgather(v)):
+// between the groups on an intercommunicator; in place, the inline path
+// needs no copy of the receive buffer (it writes every lane before it reads
+// any), the streamed exchange sends from a packed copy (InPlaceArgs).
+template <class A>
+int runEveryPair(Call& call, rt::Comm* c, const A& a, bool inPlace) {
+  if (c->inter) return runInter(call, c, a, {true, true});
+  if (!call.blocking()) return runExchange(call, c, a, inPlace && !a.broadcast);
+  if (inPlace && !a.broadcast) {
+    bool taken = false;
+    const int rc = coll::inlineExchange(c->team, a, &taken);
+    if (taken) return rc ? check::engine(call, rc) : MPI_SUCCESS;
+    InPlaceArgs ip(a, c->team.size());
+    return runExchange(call, c, ip);
+  }
+  return runExchange(call, c, a);
+}
 
-#define COMM_OR_FAIL(c, h, fn)                                                                                   \
-  SHMCOLL_REQUIRE(::shmcoll::api::active(), ::shmcoll::api::kNoComm, fn, MPI_ERR_OTHER,                          \
-                  "called outside MPI_Init ... MPI_Finalize");                                                   \
-  ::shmcoll::rt::Comm* c = ::shmcoll::rt::comm(h);                                                               \
-  SHMCOLL_REQUIRE(c, h, fn, MPI_ERR_COMM, "comm = %#x is not a valid communicator%s", static_cast<unsigned>(h), \
-                  ::shmcoll::rt::commNote(h))
+// MPI_Barrier: a dissemination over both groups on an intercommunicator (each
+// group leaves once the other has entered, as the standard asks, and more).
+inline int runBarrier(Call& call, rt::Comm* c) {
+  if (call.persistent()) {
+    launch(call, c, [team = &rt::scheduleTeam(*c)] { return nbc::barrier(*team); });
+  } else if (!call.blocking()) {
+    *call.request = newRequest(nbc::barrier(rt::scheduleTeam(*c)), c->handle, call.fn);
+    call.started = true;
+  } else if (c->inter) {
+    return waitInter(call, nbc::barrier(c->peers));
+  } else if (int rc = coll::barrier(c->team)) {
+    return check::engine(call, rc);
+  }
+  return MPI_SUCCESS;
+}
+
+// The reductions on an intracommunicator (root -1: allreduce).  The schedule
+// makers own copies of the arguments.
+inline int runReduce(Call& call, rt::Comm* c, const coll::Reduction& r, int root) {
+  if (!call.blocking()) {
+    launch(call, c, [team = &c->team, r, root] { return nbc::reduce(*team, r, root); });
+    return MPI_SUCCESS;
+  }
+  const int rc = root < 0 ? coll::allreduce(c->team, r) : coll::reduce(c->team, r, static_cast<uint32_t>(root));
+  return rc ? check::engine(call, rc) : MPI_SUCCESS;
+}
+
+// `counts`: each rank's share of the reduced elements; `block`: they are equal.
+inline int runReduceScatter(Call& call, rt::Comm* c, const coll::Reduction& r, std::vector<uint64_t> counts,
+                            bool block) {
+  if (!call.blocking()) {
+    launch(call, c, [team = &c->team, r, cnt = std::move(counts)] { return nbc::reduceScatter(*team, r, cnt.data()); });
+    return MPI_SUCCESS;
+  }
+  const int rc = coll::reduceScatter(c->team, r, counts.data(), block);
+  return rc ? check::engine(call, rc) : MPI_SUCCESS;
+}
+
+inline int runScan(Call& call, rt::Comm* c, const coll::Reduction& r, bool exclusive) {
+  if (!call.blocking()) {
+    launch(call, c, [team = &c->team, r, exclusive] { return nbc::scan(*team, r, exclusive); });
+    return MPI_SUCCESS;
+  }
+  const int rc = coll::scan(c->team, r, exclusive);
+  return rc ? check::engine(call, rc) : MPI_SUCCESS;
+}
+
+// The reductions on an intercommunicator: each group gets the other group's
+// inputs reduced (p2p/nbc_inter.cc).  `role` is nbc::kInterRoot,
+// nbc::kInterNone or the root's rank in the other group.
+inline int runInterReduce(Call& call, rt::Comm* c, const coll::Reduction& r, int role) {
+  return finishInter(call, c, [c, r, role] { return nbc::interReduce(c->peers, groupsOf(*c), r, role); });
+}
+inline int runInterAllreduce(Call& call, rt::Comm* c, const coll::Reduction& r) {
+  return finishInter(call, c, [c, r] { return nbc::interAllreduce(c->peers, groupsOf(*c), r); });
+}
+inline int runInterReduceScatter(Call& call, rt::Comm* c, const coll::Reduction& r, std::vector<uint64_t> counts) {
+  return finishInter(call, c, [c, r, cnt = std::move(counts)] {
+    return nbc::interReduceScatter(c->peers, groupsOf(*c), r, cnt.data());
+  });
+}
+
+// ---- blocks and the checks that make them -------------------------------------------
+
+// One side of an operation: a buffer whose blocks are elements of `type`.
+struct Side {
+  const char* buf = nullptr;
+  const dt::Type* type = nullptr;
+  int64_t ext = 0;
+};
+inline Side sideOf(const void* buf, const dt::Type* t) { return {static_cast<const char*>(buf), t, t->extent()}; }
+
+// Block p of a uniform side and of a v side.
+inline coll::Block uniformBlock(const Side& s, uint64_t count, uint32_t p) {
+  return {s.buf + s.ext * static_cast<int64_t>(p * count), count, s.type};
+}
+template <class C, class D>
+coll::Block vectorBlock(const Side& s, const C* counts, const D* displs, uint32_t p) {
+  return {s.buf + s.ext * static_cast<int64_t>(displs[p]), static_cast<uint64_t>(counts[p]), s.type};
+}
+
+// `blocks` blocks of `count` elements of `type` in `buf` (the send side, or a
+// root's side: checked here only where significant).
+inline int uniformSide(const Call& call, const char* bufName, const void* buf, const char* countName, int64_t count,
+                       const char* typeName, MPI_Datatype type, uint64_t blocks, Side* out) {
+  SHMCOLL_CHECK(check::count(call, countName, count));
+  const dt::Type* t = nullptr;
+  SHMCOLL_CHECK(check::datatype(call, typeName, type, &t));
+  SHMCOLL_CHECK(check::buffer(call, bufName, buf, blocks * static_cast<uint64_t>(count), t));
+  *out = sideOf(buf, t);
+  return MPI_SUCCESS;
+}
+// One side of a v operation: per-peer counts and displacements, one type
+// (resolved already, or to be checked here).
+template <class C, class D>
+int vectorSide(const Call& call, const char* bufName, const void* buf, const char* countsName, const C* counts,
+               const char* displsName, const D* displs, const dt::Type* t, uint32_t n, Side* out) {
+  SHMCOLL_CHECK(check::counts(call, countsName, counts, n));
+  SHMCOLL_CHECK(check::notNull(call, displsName, displs));
+  for (uint32_t p = 0; p < n; ++p)
+    SHMCOLL_CHECK(check::buffer(call, bufName, buf, static_cast<uint64_t>(counts[p]), t));
+  *out = sideOf(buf, t);
+  return MPI_SUCCESS;
+}
+template <class C, class D>
+int vectorSide(const Call& call, const char* bufName, const void* buf, const char* countsName, const C* counts,
+               const char* displsName, const D* displs, const char* typeName, MPI_Datatype type, uint32_t n,
+               Side* out) {
+  const dt::Type* t = nullptr;
+  SHMCOLL_CHECK(check::datatype(call, typeName, type, &t));
+  return vectorSide(call, bufName, buf, countsName, counts, displsName, displs, t, n, out);
+}
+
+}  // namespace shmcoll::api
