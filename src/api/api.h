@@ -40,4 +40,11 @@ bool active();
 int errorClassOf(int code);
 int dispatch(MPI_Comm comm, int code);
 
+// Stores `value` in the output argument *out and succeeds (the queries).
+template <class T, class V>
+int answer(T* out, V value) {
+  *out = static_cast<T>(value);
+  return MPI_SUCCESS;
+}
+
 }  // namespace shmcoll::api

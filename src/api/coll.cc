@@ -18,42 +18,44 @@ namespace {
 
 // ---- per-peer block descriptions -----------------------------------------------
 
-class AlltoallArgs final : public coll::ExchangeArgs {
+// The alltoall family: block p of each side goes to / comes from peer p.
+// S is one side's description; in place, the send side is the receive side.
+template <class S>
+class PairArgs final : public coll::ExchangeArgs {
  public:
-  Side s, r;
-  uint64_t sc, rc;
-  coll::Block send(uint32_t p) const override { return uniformBlock(s, sc, p); }
-  coll::Block recv(uint32_t p) const override { return uniformBlock(r, rc, p); }
+  S s, r;
+  coll::Block send(uint32_t p) const override { return s.block(p); }
+  coll::Block recv(uint32_t p) const override { return r.block(p); }
 };
 
-template <class C, class D>
-class AlltoallvArgs final : public coll::ExchangeArgs {
- public:
-  Side s, r;
-  const C *scounts, *rcounts;
-  const D *sdispls, *rdispls;
-  coll::Block send(uint32_t p) const override { return vectorBlock(s, scounts, sdispls, p); }
-  coll::Block recv(uint32_t p) const override { return vectorBlock(r, rcounts, rdispls, p); }
+// Alltoall: `count` elements of one type per peer.
+struct UniformSide {
+  Side side;
+  uint64_t count = 0;
+  coll::Block block(uint32_t p) const { return uniformBlock(side, count, p); }
 };
 
+// Alltoallv: per-peer counts and displacements, one type.
 template <class C, class D>
-class AlltoallwArgs final : public coll::ExchangeArgs {
- public:
-  const char *sbuf, *rbuf;
-  const C *scounts, *rcounts;
-  const D *sdispls, *rdispls;
-  // The resolved types: in this thread's scratch array for a blocking call
-  // (no allocation once it is large enough), in `owned` for a nonblocking or
-  // persistent one, whose copies of this object outlive the call.
-  const dt::Type* const* stypes = nullptr;
-  const dt::Type* const* rtypes = nullptr;
+struct VectorSide {
+  Side side;
+  const C* counts = nullptr;
+  const D* displs = nullptr;
+  coll::Block block(uint32_t p) const { return vectorBlock(side, counts, displs, p); }
+};
+
+// Alltoallw: per-peer counts, byte displacements and types.  The resolved
+// types are in this thread's scratch array for a blocking call (no
+// allocation once it is large enough), in `owned` for a nonblocking or
+// persistent one, whose copies of the argument object outlive the call.
+template <class C, class D>
+struct TypedSide {
+  const char* buf = nullptr;
+  const C* counts = nullptr;
+  const D* displs = nullptr;
+  const dt::Type* const* types = nullptr;
   std::shared_ptr<std::vector<const dt::Type*>> owned;
-  coll::Block send(uint32_t p) const override {
-    return {sbuf + sdispls[p], static_cast<uint64_t>(scounts[p]), stypes[p]};
-  }
-  coll::Block recv(uint32_t p) const override {
-    return {rbuf + rdispls[p], static_cast<uint64_t>(rcounts[p]), rtypes[p]};
-  }
+  coll::Block block(uint32_t p) const { return {buf + displs[p], static_cast<uint64_t>(counts[p]), types[p]}; }
 };
 
 // Room for an MPI_Alltoallw's resolved types, [0, n) receive and [n, 2n) send.
@@ -66,6 +68,25 @@ const dt::Type** typeArrays(const Call& call, uint32_t n, std::shared_ptr<std::v
   if (scratch.size() < 2 * static_cast<size_t>(n)) [[unlikely]]
     scratch.resize(2 * static_cast<size_t>(n));
   return scratch.data();
+}
+
+// One side of an MPI_Alltoallw, its datatypes resolved into types[0, n).
+template <class C, class D>
+int typedSide(const Call& call, const char* bufName, const void* buf, const char* countsName, const C* counts,
+              const char* displsName, const D* displs, const char* typesName, const MPI_Datatype* handles, uint32_t n,
+              const dt::Type** types, TypedSide<C, D>* out) {
+  SHMCOLL_CHECK(check::counts(call, countsName, counts, n));
+  SHMCOLL_CHECK(check::notNull(call, displsName, displs));
+  SHMCOLL_CHECK(check::notNull(call, typesName, handles));
+  for (uint32_t p = 0; p < n; ++p) {
+    SHMCOLL_CHECK(check::datatypeAt(call, typesName, p, handles[p], &types[p]));
+    SHMCOLL_CHECK(check::buffer(call, bufName, buf, static_cast<uint64_t>(counts[p]), types[p]));
+  }
+  out->buf = static_cast<const char*>(buf);
+  out->counts = counts;
+  out->displs = displs;
+  out->types = types;
+  return MPI_SUCCESS;
 }
 
 template <class C, class D>
@@ -84,13 +105,14 @@ class AllgatherArgs final : public coll::ExchangeArgs {
   }
 };
 
-// The start shared by the five: pairs with no bytes are skipped (coll.h).
-// Returns whether the operation is in place.
+// The start shared by the five: MPI_IN_PLACE is not allowed on an
+// intercommunicator; pairs with no bytes are skipped (coll.h).
 template <class A>
-bool begin(coll::Op op, const void* sendbuf, A* a) {
+int begin(const Call& call, const rt::Comm* c, coll::Op op, const void* sendbuf, A* a) {
+  if (c->inter) SHMCOLL_CHECK(check::interNotInPlace(call, "sendbuf", sendbuf));
   a->op = op;
   a->skipEmpty = true;
-  return sendbuf == MPI_IN_PLACE;
+  return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -100,19 +122,17 @@ int barrier(Call& call, rt::Comm* c) { return runBarrier(call, c); }
 template <class C>
 int alltoall(Call& call, const void* sendbuf, C sendcount, MPI_Datatype sendtype, void* recvbuf, C recvcount,
              const dt::Type* recvtype, rt::Comm* c) {
-  if (c->inter) SHMCOLL_CHECK(check::interNotInPlace(call, "sendbuf", sendbuf));
+  PairArgs<UniformSide> a;
+  SHMCOLL_CHECK(begin(call, c, coll::Op::kAlltoall, sendbuf, &a));
   const uint32_t n = rt::peerCount(*c);  // (the remote group of an intercommunicator)
-  AlltoallArgs a;
-  const bool inPlace = begin(coll::Op::kAlltoall, sendbuf, &a);
   SHMCOLL_CHECK(check::buffer(call, "recvbuf", recvbuf, n * static_cast<uint64_t>(recvcount), recvtype));
-  a.r = sideOf(recvbuf, recvtype);
-  a.rc = static_cast<uint64_t>(recvcount);
+  a.r = {sideOf(recvbuf, recvtype), static_cast<uint64_t>(recvcount)};
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
   if (inPlace) {
     a.s = a.r;
-    a.sc = a.rc;
   } else {
-    SHMCOLL_CHECK(uniformSide(call, "sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, n, &a.s));
-    a.sc = static_cast<uint64_t>(sendcount);
+    SHMCOLL_CHECK(uniformSide(call, "sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, n, &a.s.side));
+    a.s.count = static_cast<uint64_t>(sendcount);
   }
   return runEveryPair(call, c, a, inPlace);
 }
@@ -120,22 +140,21 @@ int alltoall(Call& call, const void* sendbuf, C sendcount, MPI_Datatype sendtype
 template <class C, class D>
 int alltoallv(Call& call, const void* sendbuf, const C sendcounts[], const D sdispls[], MPI_Datatype sendtype,
               void* recvbuf, const C recvcounts[], const D rdispls[], const dt::Type* recvtype, rt::Comm* c) {
-  if (c->inter) SHMCOLL_CHECK(check::interNotInPlace(call, "sendbuf", sendbuf));
+  PairArgs<VectorSide<C, D>> a;
+  SHMCOLL_CHECK(begin(call, c, coll::Op::kAlltoallv, sendbuf, &a));
   const uint32_t n = rt::peerCount(*c);
-  AlltoallvArgs<C, D> a;
-  const bool inPlace = begin(coll::Op::kAlltoallv, sendbuf, &a);
-  SHMCOLL_CHECK(vectorSide(call, "recvbuf", recvbuf, "recvcounts", recvcounts, "rdispls", rdispls, recvtype, n, &a.r));
-  a.rcounts = recvcounts;
-  a.rdispls = rdispls;
+  SHMCOLL_CHECK(
+      vectorSide(call, "recvbuf", recvbuf, "recvcounts", recvcounts, "rdispls", rdispls, recvtype, n, &a.r.side));
+  a.r.counts = recvcounts;
+  a.r.displs = rdispls;
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
   if (inPlace) {
     a.s = a.r;
-    a.scounts = recvcounts;
-    a.sdispls = rdispls;
   } else {
     SHMCOLL_CHECK(vectorSide(call, "sendbuf", sendbuf, "sendcounts", sendcounts, "sdispls", sdispls, "sendtype",
-                             sendtype, n, &a.s));
-    a.scounts = sendcounts;
-    a.sdispls = sdispls;
+                             sendtype, n, &a.s.side));
+    a.s.counts = sendcounts;
+    a.s.displs = sdispls;
   }
   return runEveryPair(call, c, a, inPlace);
 }
@@ -144,40 +163,18 @@ template <class C, class D>
 int alltoallw(Call& call, const void* sendbuf, const C sendcounts[], const D sdispls[],
               const MPI_Datatype sendtypes[], void* recvbuf, const C recvcounts[], const D rdispls[],
               const MPI_Datatype recvtypes[], rt::Comm* c) {
-  if (c->inter) SHMCOLL_CHECK(check::interNotInPlace(call, "sendbuf", sendbuf));
+  PairArgs<TypedSide<C, D>> a;
+  SHMCOLL_CHECK(begin(call, c, coll::Op::kAlltoallw, sendbuf, &a));
   const uint32_t n = rt::peerCount(*c);
-  AlltoallwArgs<C, D> a;
-  const bool inPlace = begin(coll::Op::kAlltoallw, sendbuf, &a);
-  SHMCOLL_CHECK(check::counts(call, "recvcounts", recvcounts, n));
-  SHMCOLL_CHECK(check::notNull(call, "rdispls", rdispls));
-  SHMCOLL_CHECK(check::notNull(call, "recvtypes", recvtypes));
-  const dt::Type** rts = typeArrays(call, n, &a.owned);
-  const dt::Type** sts = rts + n;
-  for (uint32_t p = 0; p < n; ++p) {
-    SHMCOLL_CHECK(check::datatypeAt(call, "recvtypes", p, recvtypes[p], &rts[p]));
-    SHMCOLL_CHECK(check::buffer(call, "recvbuf", recvbuf, static_cast<uint64_t>(recvcounts[p]), rts[p]));
-  }
-  a.rbuf = static_cast<const char*>(recvbuf);
-  a.rcounts = recvcounts;
-  a.rdispls = rdispls;
-  a.rtypes = rts;
+  const dt::Type** types = typeArrays(call, n, &a.r.owned);
+  SHMCOLL_CHECK(typedSide(call, "recvbuf", recvbuf, "recvcounts", recvcounts, "rdispls", rdispls, "recvtypes",
+                          recvtypes, n, types, &a.r));
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
   if (inPlace) {
-    a.sbuf = a.rbuf;
-    a.scounts = recvcounts;
-    a.sdispls = rdispls;
-    a.stypes = rts;
+    a.s = a.r;
   } else {
-    SHMCOLL_CHECK(check::counts(call, "sendcounts", sendcounts, n));
-    SHMCOLL_CHECK(check::notNull(call, "sdispls", sdispls));
-    SHMCOLL_CHECK(check::notNull(call, "sendtypes", sendtypes));
-    for (uint32_t p = 0; p < n; ++p) {
-      SHMCOLL_CHECK(check::datatypeAt(call, "sendtypes", p, sendtypes[p], &sts[p]));
-      SHMCOLL_CHECK(check::buffer(call, "sendbuf", sendbuf, static_cast<uint64_t>(sendcounts[p]), sts[p]));
-    }
-    a.sbuf = static_cast<const char*>(sendbuf);
-    a.scounts = sendcounts;
-    a.sdispls = sdispls;
-    a.stypes = sts;
+    SHMCOLL_CHECK(typedSide(call, "sendbuf", sendbuf, "sendcounts", sendcounts, "sdispls", sdispls, "sendtypes",
+                            sendtypes, n, types + n, &a.s));
   }
   return runEveryPair(call, c, a, inPlace);
 }
@@ -186,8 +183,8 @@ int alltoallw(Call& call, const void* sendbuf, const C sendcounts[], const D sdi
 template <class A>
 int allgatherCommon(Call& call, coll::Op op, const void* sendbuf, int64_t sendcount, MPI_Datatype sendtype, A& a,
                     rt::Comm* c) {
-  if (c->inter) SHMCOLL_CHECK(check::interNotInPlace(call, "sendbuf", sendbuf));
-  const bool inPlace = begin(op, sendbuf, &a);
+  SHMCOLL_CHECK(begin(call, c, op, sendbuf, &a));
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
   a.broadcast = true;
   if (!inPlace) {
     SHMCOLL_CHECK(uniformSide(call, "sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, 1, &a.s));

@@ -12,6 +12,8 @@
 // are only checked there.  On an intercommunicator the root's group sends to
 // or receives from the other group, as point-to-point schedules (see
 // coll_common.h).
+#include <type_traits>
+
 #include "api/coll_common.h"
 
 namespace shmcoll::api::impl {
@@ -48,6 +50,7 @@ class RootedArgs : public coll::ExchangeArgs {
 template <class C, class D>
 class GatherArgs final : public RootedArgs<C, D> {
  public:
+  static constexpr bool kGather = true;
   coll::Block send(uint32_t) const override { return this->mine; }
   coll::Block recv(uint32_t p) const override { return this->atRoot() ? this->rootBlock(p) : this->mine; }
   bool sends(uint32_t p) const override { return !this->atRoot() && p == this->root; }
@@ -57,30 +60,87 @@ class GatherArgs final : public RootedArgs<C, D> {
 template <class C, class D>
 class ScatterArgs final : public RootedArgs<C, D> {
  public:
+  static constexpr bool kGather = false;
   coll::Block send(uint32_t p) const override { return this->atRoot() ? this->rootBlock(p) : this->mine; }
   coll::Block recv(uint32_t) const override { return this->mine; }
   bool sends(uint32_t) const override { return this->atRoot(); }
   bool receives(uint32_t p) const override { return !this->atRoot() && p == this->root; }
 };
 
+// A buffer argument with its count and datatype, as the caller passed them.
+struct BufArg {
+  const char* bufName;
+  const void* buf;
+  const char* countName;
+  int64_t count;
+  const char* typeName;
+  MPI_Datatype type;
+};
+
 // The root's side: per-peer counts (the v forms, a->counts) or `count` each.
 template <class C, class D>
-int rootSide(const Call& call, const char* bufName, const void* buf, const char* countName, C count,
-             const char* typeName, MPI_Datatype type, uint32_t n, RootedArgs<C, D>* a) {
+int rootSide(const Call& call, const BufArg& b, uint32_t n, RootedArgs<C, D>* a) {
   if (a->counts)
-    return vectorSide(call, bufName, buf, countName, a->counts, "displs", a->displs, typeName, type, n, &a->side);
-  SHMCOLL_CHECK(uniformSide(call, bufName, buf, countName, count, typeName, type, n, &a->side));
-  a->count = static_cast<uint64_t>(count);
+    return vectorSide(call, b.bufName, b.buf, b.countName, a->counts, "displs", a->displs, b.typeName, b.type, n,
+                      &a->side);
+  SHMCOLL_CHECK(uniformSide(call, b.bufName, b.buf, b.countName, b.count, b.typeName, b.type, n, &a->side));
+  a->count = static_cast<uint64_t>(b.count);
   return MPI_SUCCESS;
 }
 
-// One block of `count` elements (the non-root ranks' side).
-int oneBlock(const Call& call, const char* bufName, const void* buf, const char* countName, int64_t count,
-             const char* typeName, MPI_Datatype type, coll::Block* out) {
+// One block of `count` elements (the non-root ranks' side, a broadcast's buffer).
+int oneBlock(const Call& call, const BufArg& b, coll::Block* out) {
   Side s;
-  SHMCOLL_CHECK(uniformSide(call, bufName, buf, countName, count, typeName, type, 1, &s));
-  *out = {s.buf, static_cast<uint64_t>(count), s.type};
+  SHMCOLL_CHECK(uniformSide(call, b.bufName, b.buf, b.countName, b.count, b.typeName, b.type, 1, &s));
+  *out = {s.buf, static_cast<uint64_t>(b.count), s.type};
   return MPI_SUCCESS;
+}
+
+// Gather (A a GatherArgs) and scatter: `root` is the root's side (the receive
+// side of a gather, the send side of a scatter; per-peer `counts` and
+// `displs` in the v forms, else null), `leaf` the one block every rank moves
+// (the send side of a gather).  MPI_IN_PLACE is the root's leaf buffer.
+template <class A, class C, class D>
+int rooted(Call& call, coll::Op op, const C* counts, const D* displs, const BufArg& root, const BufArg& leaf,
+           int rootRank, rt::Comm* c) {
+  constexpr bool kGather = A::kGather;
+  A a;
+  a.op = op;
+  a.counts = counts;
+  a.displs = displs;
+  const uint32_t n = rt::peerCount(*c);
+  if (c->inter) {
+    InterPlan plan;
+    if (rootRank == MPI_ROOT) {  // moves a block with every remote rank; a.me == a.root picks them
+      SHMCOLL_CHECK(check::interNotInPlace(call, root.bufName, root.buf));
+      SHMCOLL_CHECK(rootSide(call, root, n, &a));
+      (kGather ? plan.recvAll : plan.sendAll) = true;
+    } else if (rootRank != MPI_PROC_NULL) {
+      SHMCOLL_CHECK(check::interNotInPlace(call, leaf.bufName, leaf.buf));
+      SHMCOLL_CHECK(oneBlock(call, leaf, &a.mine));
+      a.me = 1;
+      (kGather ? plan.sendTo : plan.recvFrom) = rootRank;
+    }
+    return runInter(call, c, a, plan);
+  }
+  a.allPairs = false;
+  a.root = static_cast<uint32_t>(rootRank);
+  a.me = c->team.rank;
+  const bool inPlace = leaf.buf == MPI_IN_PLACE;
+  if (inPlace && !a.atRoot())
+    return check::fail(call, MPI_ERR_BUFFER, "%s = MPI_IN_PLACE is only allowed at the root (rank %d)", leaf.bufName,
+                       rootRank);
+  if (a.atRoot()) {
+    SHMCOLL_CHECK(kGather ? check::recvNotInPlace(call, root.bufName, root.buf)
+                          : check::notInPlace(call, root.bufName, root.buf));
+    SHMCOLL_CHECK(rootSide(call, root, n, &a));
+  }
+  if (inPlace) {
+    a.mine = a.rootBlock(a.me);
+  } else {
+    SHMCOLL_CHECK(oneBlock(call, leaf, &a.mine));
+  }
+  return runExchange(call, c, a);
 }
 
 }  // namespace
@@ -89,6 +149,7 @@ int oneBlock(const Call& call, const char* bufName, const void* buf, const char*
 
 template <class C>
 int bcast(Call& call, void* buffer, C count, MPI_Datatype datatype, int root, rt::Comm* c) {
+  const BufArg b{"buffer", buffer, "count", count, "datatype", datatype};
   BcastArgs a;
   a.op = coll::Op::kBcast;
   if (c->inter) {
@@ -97,7 +158,7 @@ int bcast(Call& call, void* buffer, C count, MPI_Datatype datatype, int root, rt
     InterPlan plan;
     if (root != MPI_PROC_NULL) {
       SHMCOLL_CHECK(check::interNotInPlace(call, "buffer", buffer));
-      SHMCOLL_CHECK(oneBlock(call, "buffer", buffer, "count", count, "datatype", datatype, &a.block));
+      SHMCOLL_CHECK(oneBlock(call, b, &a.block));
       if (root == MPI_ROOT) {
         plan.sendAll = true;
       } else {
@@ -107,7 +168,7 @@ int bcast(Call& call, void* buffer, C count, MPI_Datatype datatype, int root, rt
     return runInter(call, c, a, plan);
   }
   SHMCOLL_CHECK(check::notInPlace(call, "buffer", buffer));
-  SHMCOLL_CHECK(oneBlock(call, "buffer", buffer, "count", count, "datatype", datatype, &a.block));
+  SHMCOLL_CHECK(oneBlock(call, b, &a.block));
   a.allPairs = false;
   a.root = static_cast<uint32_t>(root);
   a.me = c->team.rank;
@@ -115,130 +176,33 @@ int bcast(Call& call, void* buffer, C count, MPI_Datatype datatype, int root, rt
   return runExchange(call, c, a);
 }
 
-// ---- MPI_Gather(v) ------------------------------------------------------------------
+// ---- MPI_Gather(v) and MPI_Scatter(v) ------------------------------------------------
 
-namespace {
-
-// Gather and gatherv: `recvcounts` is null for the uniform form.
-template <class C, class D>
-int gatherAny(Call& call, coll::Op op, const void* sendbuf, C sendcount, MPI_Datatype sendtype, void* recvbuf,
-              C recvcount, const C* recvcounts, const D* displs, MPI_Datatype recvtype, int root, rt::Comm* c) {
-  GatherArgs<C, D> a;
-  a.op = op;
-  a.counts = recvcounts;
-  a.displs = displs;
-  const uint32_t n = rt::peerCount(*c);
-  if (c->inter) {
-    InterPlan plan;
-    if (root == MPI_ROOT) {  // receives a block from every remote rank; a.me == a.root picks them
-      SHMCOLL_CHECK(check::interNotInPlace(call, "recvbuf", recvbuf));
-      SHMCOLL_CHECK(rootSide(call, "recvbuf", recvbuf, recvcounts ? "recvcounts" : "recvcount", recvcount,
-                             "recvtype", recvtype, n, &a));
-      plan.recvAll = true;
-    } else if (root != MPI_PROC_NULL) {
-      SHMCOLL_CHECK(check::interNotInPlace(call, "sendbuf", sendbuf));
-      SHMCOLL_CHECK(oneBlock(call, "sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, &a.mine));
-      a.me = 1;
-      plan.sendTo = root;
-    }
-    return runInter(call, c, a, plan);
-  }
-  a.allPairs = false;
-  a.root = static_cast<uint32_t>(root);
-  a.me = c->team.rank;
-  const bool inPlace = sendbuf == MPI_IN_PLACE;
-  if (inPlace && !a.atRoot())
-    return check::fail(call, MPI_ERR_BUFFER, "sendbuf = MPI_IN_PLACE is only allowed at the root (rank %d)", root);
-  if (a.atRoot()) {
-    SHMCOLL_CHECK(check::recvNotInPlace(call, "recvbuf", recvbuf));
-    SHMCOLL_CHECK(rootSide(call, "recvbuf", recvbuf, recvcounts ? "recvcounts" : "recvcount", recvcount,
-                           "recvtype", recvtype, n, &a));
-  }
-  if (inPlace) {
-    a.mine = a.rootBlock(a.me);
-  } else {
-    SHMCOLL_CHECK(oneBlock(call, "sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype, &a.mine));
-  }
-  return runExchange(call, c, a);
-}
-
-}  // namespace
-
-template <class C>
-int gather(Call& call, const void* sendbuf, C sendcount, MPI_Datatype sendtype, void* recvbuf, C recvcount,
-           MPI_Datatype recvtype, int root, rt::Comm* c) {
-  return gatherAny<C, MPI_Aint>(call, coll::Op::kGather, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr,
-                                nullptr, recvtype, root, c);
+// MPI_Gather (kGather) and MPI_Scatter, which take the same arguments.
+template <bool kGather, class C>
+int gatherScatter(Call& call, const void* sendbuf, C sendcount, MPI_Datatype sendtype, void* recvbuf, C recvcount,
+                  MPI_Datatype recvtype, int root, rt::Comm* c) {
+  const BufArg send{"sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype};
+  const BufArg recv{"recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype};
+  using A = std::conditional_t<kGather, GatherArgs<C, MPI_Aint>, ScatterArgs<C, MPI_Aint>>;
+  return rooted<A, C, MPI_Aint>(call, kGather ? coll::Op::kGather : coll::Op::kScatter, nullptr, nullptr,
+                                kGather ? recv : send, kGather ? send : recv, root, c);
 }
 
 template <class C, class D>
 int gatherv(Call& call, const void* sendbuf, C sendcount, MPI_Datatype sendtype, void* recvbuf, const C recvcounts[],
             const D displs[], MPI_Datatype recvtype, int root, rt::Comm* c) {
-  return gatherAny(call, coll::Op::kGatherv, sendbuf, sendcount, sendtype, recvbuf, C{0}, recvcounts, displs,
-                   recvtype, root, c);
-}
-
-// ---- MPI_Scatter(v) -----------------------------------------------------------------
-
-namespace {
-
-// Scatter and scatterv: `sendcounts` is null for the uniform form.
-template <class C, class D>
-int scatterAny(Call& call, coll::Op op, const void* sendbuf, C sendcount, const C* sendcounts, const D* displs,
-               MPI_Datatype sendtype, void* recvbuf, C recvcount, MPI_Datatype recvtype, int root, rt::Comm* c) {
-  ScatterArgs<C, D> a;
-  a.op = op;
-  a.counts = sendcounts;
-  a.displs = displs;
-  const uint32_t n = rt::peerCount(*c);
-  if (c->inter) {
-    InterPlan plan;
-    if (root == MPI_ROOT) {  // sends a block to every remote rank; a.me == a.root picks them
-      SHMCOLL_CHECK(check::interNotInPlace(call, "sendbuf", sendbuf));
-      SHMCOLL_CHECK(rootSide(call, "sendbuf", sendbuf, sendcounts ? "sendcounts" : "sendcount", sendcount,
-                             "sendtype", sendtype, n, &a));
-      plan.sendAll = true;
-    } else if (root != MPI_PROC_NULL) {
-      SHMCOLL_CHECK(check::interNotInPlace(call, "recvbuf", recvbuf));
-      SHMCOLL_CHECK(oneBlock(call, "recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, &a.mine));
-      a.me = 1;
-      plan.recvFrom = root;
-    }
-    return runInter(call, c, a, plan);
-  }
-  a.allPairs = false;
-  a.root = static_cast<uint32_t>(root);
-  a.me = c->team.rank;
-  const bool inPlace = recvbuf == MPI_IN_PLACE;
-  if (inPlace && !a.atRoot())
-    return check::fail(call, MPI_ERR_BUFFER, "recvbuf = MPI_IN_PLACE is only allowed at the root (rank %d)", root);
-  if (a.atRoot()) {
-    SHMCOLL_CHECK(check::notInPlace(call, "sendbuf", sendbuf));
-    SHMCOLL_CHECK(rootSide(call, "sendbuf", sendbuf, sendcounts ? "sendcounts" : "sendcount", sendcount,
-                           "sendtype", sendtype, n, &a));
-  }
-  if (inPlace) {
-    a.mine = a.rootBlock(a.me);
-  } else {
-    SHMCOLL_CHECK(oneBlock(call, "recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype, &a.mine));
-  }
-  return runExchange(call, c, a);
-}
-
-}  // namespace
-
-template <class C>
-int scatter(Call& call, const void* sendbuf, C sendcount, MPI_Datatype sendtype, void* recvbuf, C recvcount,
-            MPI_Datatype recvtype, int root, rt::Comm* c) {
-  return scatterAny<C, MPI_Aint>(call, coll::Op::kScatter, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf,
-                                 recvcount, recvtype, root, c);
+  return rooted<GatherArgs<C, D>>(call, coll::Op::kGatherv, recvcounts, displs,
+                                  {"recvbuf", recvbuf, "recvcounts", 0, "recvtype", recvtype},
+                                  {"sendbuf", sendbuf, "sendcount", sendcount, "sendtype", sendtype}, root, c);
 }
 
 template <class C, class D>
 int scatterv(Call& call, const void* sendbuf, const C sendcounts[], const D displs[], MPI_Datatype sendtype,
              void* recvbuf, C recvcount, MPI_Datatype recvtype, int root, rt::Comm* c) {
-  return scatterAny(call, coll::Op::kScatterv, sendbuf, C{0}, sendcounts, displs, sendtype, recvbuf, recvcount,
-                    recvtype, root, c);
+  return rooted<ScatterArgs<C, D>>(call, coll::Op::kScatterv, sendcounts, displs,
+                                   {"sendbuf", sendbuf, "sendcounts", 0, "sendtype", sendtype},
+                                   {"recvbuf", recvbuf, "recvcount", recvcount, "recvtype", recvtype}, root, c);
 }
 
 }  // namespace shmcoll::api::impl

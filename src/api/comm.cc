@@ -36,35 +36,12 @@ int subgroup(const Call& call, const rt::Comm* c, const rt::Group* g) {
 
 }  // namespace
 
-int commRank(Call&, rt::Comm* c, int* rank) {
-  *rank = static_cast<int>(c->team.rank);
-  return MPI_SUCCESS;
-}
-
-int commSize(Call&, rt::Comm* c, int* size) {
-  *size = static_cast<int>(c->team.size());
-  return MPI_SUCCESS;
-}
-
-int commTestInter(Call&, rt::Comm* c, int* flag) {
-  *flag = c->inter ? 1 : 0;
-  return MPI_SUCCESS;
-}
-
-int commRemoteSize(Call&, rt::Comm* c, int* size) {
-  *size = static_cast<int>(c->remote.size());
-  return MPI_SUCCESS;
-}
-
-int commRemoteGroup(Call&, rt::Comm* c, MPI_Group* group) {
-  *group = rt::newGroup(c->remote);
-  return MPI_SUCCESS;
-}
-
-int commGroup(Call&, rt::Comm* c, MPI_Group* group) {
-  *group = rt::newGroup(c->team.members);
-  return MPI_SUCCESS;
-}
+int commRank(Call&, rt::Comm* c, int* rank) { return answer(rank, c->team.rank); }
+int commSize(Call&, rt::Comm* c, int* size) { return answer(size, c->team.size()); }
+int commTestInter(Call&, rt::Comm* c, int* flag) { return answer(flag, c->inter ? 1 : 0); }
+int commRemoteSize(Call&, rt::Comm* c, int* size) { return answer(size, c->remote.size()); }
+int commRemoteGroup(Call&, rt::Comm* c, MPI_Group* group) { return answer(group, rt::newGroup(c->remote)); }
+int commGroup(Call&, rt::Comm* c, MPI_Group* group) { return answer(group, rt::newGroup(c->team.members)); }
 
 int commCompare(Call& call, rt::Comm* a, rt::Comm* b, int* result) {
   // Intercommunicators compare both groups; one never matches an intracommunicator.

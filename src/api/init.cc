@@ -30,12 +30,6 @@ int start(const Call& call, int required, int* provided) {
   return MPI_SUCCESS;
 }
 
-// A flag output.
-int answer(int* flag, bool value) {
-  *flag = value ? 1 : 0;
-  return MPI_SUCCESS;
-}
-
 }  // namespace
 
 int init(Call& call, int* argc, char*** argv) { return start(call, MPI_THREAD_SINGLE, nullptr); }
@@ -44,12 +38,9 @@ int initThread(Call& call, int* argc, char*** argv, int required, int* provided)
   return start(call, required, provided);
 }
 
-int queryThread(Call&, int* provided) {
-  *provided = rt::ctx().threadLevel;
-  return MPI_SUCCESS;
-}
+int queryThread(Call&, int* provided) { return answer(provided, rt::ctx().threadLevel); }
 
-int isThreadMain(Call&, int* flag) { return answer(flag, pthread_equal(gMainThread, pthread_self())); }
+int isThreadMain(Call&, int* flag) { return answer(flag, pthread_equal(gMainThread, pthread_self()) ? 1 : 0); }
 int initializedFlag(Call&, int* flag) { return answer(flag, rt::ctx().initialized); }
 int finalized(Call&, int* flag) { return answer(flag, rt::ctx().finalized); }
 

@@ -217,12 +217,7 @@ MPI_Request newRequest(p2p::Request* op, MPI_Comm comm, const char* what) {
     i = static_cast<uint32_t>(gTable.size());
     gTable.emplace_back();
   }
-  RequestEntry& e = gTable[i];
-  e = RequestEntry{};
-  e.op = op;
-  e.comm = comm;
-  e.what = what;
-  e.live = true;
+  gTable[i] = RequestEntry(op, comm, what);
   return static_cast<MPI_Request>(kReqTag | i);
 }
 

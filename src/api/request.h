@@ -20,6 +20,9 @@ struct DoneRequest final : p2p::Request {
 };
 
 struct RequestEntry {
+  RequestEntry() = default;
+  RequestEntry(p2p::Request* op, MPI_Comm comm, const char* what) : op(op), comm(comm), what(what), live(true) {}
+
   p2p::Request* op = nullptr;  // the running operation; nullptr: an inactive persistent request
   MPI_Comm comm = MPI_COMM_NULL;
   const char* what = "";       // the function that made it (for error messages)

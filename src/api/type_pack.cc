@@ -29,44 +29,46 @@ int inside(const Call& call, const char* sizeName, C size, const C* position) {
                      sizeName, static_cast<long long>(size));
 }
 
-}  // namespace
-
-template <class C>
-int pack(Call& call, const void* inbuf, C incount, const dt::Type* t, void* outbuf, C outsize, C* position,
-         MPI_Comm comm) {
+// Moves the data between a typed buffer (`count` elements of `t`) and the
+// packed buffer of `size` bytes at *position: packing it there (kPack), or
+// unpacking it from there.
+template <bool kPack, class C>
+int move(const Call& call, const void* typed, C count, const dt::Type* t, const void* packed, C size, C* position) {
+  const char* sizeName = kPack ? "outsize" : "insize";
+  SHMCOLL_CHECK(inside(call, sizeName, size, position));
   uint64_t bytes;
-  SHMCOLL_CHECK(inside(call, "outsize", outsize, position));
-  SHMCOLL_CHECK(streamBytes(call, "incount", incount, t, &bytes));
-  if (bytes > static_cast<uint64_t>(outsize - *position))
-    return check::fail(call, MPI_ERR_TRUNCATE, "packing %llu bytes at position %lld overflows outsize = %lld",
-                       static_cast<unsigned long long>(bytes), static_cast<long long>(*position),
-                       static_cast<long long>(outsize));
+  SHMCOLL_CHECK(streamBytes(call, kPack ? "incount" : "outcount", count, t, &bytes));
+  if (bytes > static_cast<uint64_t>(size - *position))
+    return check::fail(call, MPI_ERR_TRUNCATE, "%s %llu bytes at position %lld %s %s = %lld",
+                       kPack ? "packing" : "unpacking", static_cast<unsigned long long>(bytes),
+                       static_cast<long long>(*position), kPack ? "overflows" : "runs past", sizeName,
+                       static_cast<long long>(size));
   if (bytes) {
-    if (!outbuf) return check::fail(call, MPI_ERR_BUFFER, "outbuf is NULL");
-    dt::Cursor c(inbuf, static_cast<uint64_t>(incount), t);
-    c.pack(0, static_cast<char*>(outbuf) + *position, bytes);
+    if (!packed) return check::fail(call, MPI_ERR_BUFFER, "%s is NULL", kPack ? "outbuf" : "inbuf");
+    dt::Cursor c(typed, static_cast<uint64_t>(count), t);
+    char* at = static_cast<char*>(const_cast<void*>(packed)) + *position;
+    if (kPack) {
+      c.pack(0, at, bytes);
+    } else {
+      c.unpack(0, at, bytes);
+    }
   }
   *position += static_cast<C>(bytes);
   return MPI_SUCCESS;
 }
 
+}  // namespace
+
+template <class C>
+int pack(Call& call, const void* inbuf, C incount, const dt::Type* t, void* outbuf, C outsize, C* position,
+         MPI_Comm comm) {
+  return move<true>(call, inbuf, incount, t, outbuf, outsize, position);
+}
+
 template <class C>
 int unpack(Call& call, const void* inbuf, C insize, C* position, void* outbuf, C outcount, const dt::Type* t,
            MPI_Comm comm) {
-  uint64_t bytes;
-  SHMCOLL_CHECK(inside(call, "insize", insize, position));
-  SHMCOLL_CHECK(streamBytes(call, "outcount", outcount, t, &bytes));
-  if (bytes > static_cast<uint64_t>(insize - *position))
-    return check::fail(call, MPI_ERR_TRUNCATE, "unpacking %llu bytes at position %lld runs past insize = %lld",
-                       static_cast<unsigned long long>(bytes), static_cast<long long>(*position),
-                       static_cast<long long>(insize));
-  if (bytes) {
-    if (!inbuf) return check::fail(call, MPI_ERR_BUFFER, "inbuf is NULL");
-    dt::Cursor c(outbuf, static_cast<uint64_t>(outcount), t);
-    c.unpack(0, static_cast<const char*>(inbuf) + *position, bytes);
-  }
-  *position += static_cast<C>(bytes);
-  return MPI_SUCCESS;
+  return move<false>(call, outbuf, outcount, t, inbuf, insize, position);
 }
 
 // An int result that does not fit is MPI_ERR_VALUE_TOO_LARGE (the value
