@@ -59,16 +59,18 @@ const char* predefinedName(int key) {
 // The value of a predefined key; the C binding hands out its address, so
 // each lives in static storage for the whole run.
 int* predefinedValue(int key) {
-  static int tagUb = INT_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtimeIsGlobal = 1, universe = 1, appnum = 0,
+  static int tagUb = INT_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtimeIsGlobal = 1, appnum = 0,
              lastUsed = MPI_ERR_LASTCODE;
   switch (key) {
     case MPI_TAG_UB: return &tagUb;
     case MPI_HOST: return &host;
     case MPI_IO: return &io;
     case MPI_WTIME_IS_GLOBAL: return &wtimeIsGlobal;
-    case MPI_UNIVERSE_SIZE:
-      universe = static_cast<int>(rt::ctx().eng.size);
+    case MPI_UNIVERSE_SIZE: {
+      // (Set at the first query, which comes after MPI_Init: the job's size never changes.)
+      static int universe = static_cast<int>(rt::ctx().eng.size);
       return &universe;
+    }
     case MPI_APPNUM: return &appnum;
     case MPI_LASTUSEDCODE: return &lastUsed;
     default: return nullptr;
@@ -155,7 +157,8 @@ namespace impl {
 template <AttrKind kKind, const char* kArg>
 int createKeyval(Call& call, rt::AttrCopyFn* copy, rt::AttrDeleteFn* del, int* keyval, void* extra) {
   const int h = rt::createKeyval(kKind, copy, del, extra);
-  if (!h) return check::fail(call, MPI_ERR_OTHER, "no keyval left (%u exist)", static_cast<unsigned>(rt::liveKeyvals()));
+  if (!h)
+    return check::fail(call, MPI_ERR_OTHER, "no keyval left (%u exist)", static_cast<unsigned>(rt::liveKeyvals()));
   *keyval = h;
   return MPI_SUCCESS;
 }

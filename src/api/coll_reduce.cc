@@ -61,7 +61,8 @@ int interReduce(Call& call, const void* sendbuf, void* recvbuf, int64_t count, M
     r.in = atRoot ? nullptr : sendbuf;
     r.out = atRoot ? recvbuf : nullptr;
   }
-  return runInterReduce(call, c, r, root == MPI_ROOT ? nbc::kInterRoot : root == MPI_PROC_NULL ? nbc::kInterNone : root);
+  const int role = root == MPI_ROOT ? nbc::kInterRoot : root == MPI_PROC_NULL ? nbc::kInterNone : root;
+  return runInterReduce(call, c, r, role);
 }
 
 // Reduce_scatter (`counts` given) and reduce_scatter_block (`counts` null, `each` per rank).

@@ -24,13 +24,12 @@ import sys
 
 # ---- argument kinds --------------------------------------------------------------------
 #
-# kind -> (type in the big-count (_c, _x) forms when the argument's base type is
-# int, what the entry point checks, what the implementation receives).  Checks:
-# 'comm*' resolve a communicator (every check after it raises on it), 'type' /
-# 'datatype' / 'group' / 'info*' resolve a handle; the others are one call each.
-# A kind ending in '?' is an argument the standard does not always make
-# significant (MPI_IN_PLACE, root only, a count that may be zero, ...): the
-# implementation checks it.
+# kind -> (the type that replaces int in the big-count (_c, _x) forms, the
+# check:: function the entry point calls).  The checks in RESOLVED turn a
+# handle into what the implementation then receives instead; a communicator
+# also says where the later errors go.  A kind ending in '?' is an argument the
+# standard does not always make significant (MPI_IN_PLACE, root only, read only
+# when a count is positive, ...): the implementation checks it.
 KINDS = {
     '-': (None, None),
     'buf': (None, None),
@@ -211,6 +210,10 @@ def entry(fn, name, big, req, desc):
            f'extern "C" __attribute__((visibility("default"))) {fn.ret} P{name}({ps}) {{']
     comms = [a for a in fn.args if a.check in ('comm', 'anyComm', 'commIfInitialized')]
     errcomm = comms[0].name if comms else 'kNoComm'
+    if fn.ret != 'int' and any(a.check for a in fn.args):
+        raise Error(f'{fn.where}: {fn.name} returns {fn.ret}, so it cannot report a failed check')
+    if req == 'init' and not any(a.check in ('comm', 'anyComm') for a in fn.args):
+        raise Error(f'{fn.where}: a persistent collective (variant init) needs a comm argument')
     out.append(f'  Call call_("{name}", {errcomm});')
     body, callargs = [], []
     resolved = {}
@@ -220,16 +223,13 @@ def entry(fn, name, big, req, desc):
         if c in RESOLVED:
             body.append(f'  {RESOLVED[c]} {a.name}_ = nullptr;')
             resolved[a.name] = f'{a.name}_'
-            fnname = 'infoOrNull' if c == 'infoOrNull' else c
-            body.append(f'  SHMCOLL_CHECK(check::{fnname}(call_, "{a.name}", {a.name}, &{a.name}_));')
+            body.append(f'  SHMCOLL_CHECK(check::{c}(call_, "{a.name}", {a.name}, &{a.name}_));')
         elif c in ('root', 'dest', 'source'):
             if not comms:
                 raise Error(f'{fn.where}: a {a.kind} argument needs a communicator argument')
             cv = f'{comms[0].name}_'
             extra = '' if c == 'root' else f'"{a.name}", '
             body.append(f'  SHMCOLL_CHECK(check::{c}(call_, {cv}, {extra}{a.name}));')
-        elif c == 'commIfInitialized':
-            body.append(f'  SHMCOLL_CHECK(check::{c}(call_, "{a.name}", {a.name}));')
         elif c:
             body.append(f'  SHMCOLL_CHECK(check::{c}(call_, "{a.name}", {a.name}));')
         if a.kind == 'comm:intra':
@@ -329,7 +329,8 @@ def main():
     marker = '@SHMCOLL_PROTOTYPES@'
     if header.count(marker) != 1:
         raise Error(f'{o.header_in}: needs exactly one line {marker}')
-    body = '\n'.join(protos) + '\n/* ---- profiling interface: every MPI_X is also PMPI_X ---- */\n' + '\n'.join(pprotos)
+    body = ('\n'.join(protos) + '\n/* ---- profiling interface: every MPI_X is also PMPI_X ---- */\n'
+            + '\n'.join(pprotos))
     write(o.header, header.replace(marker, note + body.rstrip('\n')))
     with open(o.map_in, encoding='utf-8') as f:
         vmap = f.read()

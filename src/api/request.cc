@@ -391,7 +391,8 @@ int start(Call& call, MPI_Request* request) {
     return check::fail(call, MPI_ERR_REQUEST, "request = %#x is not a persistent request",
                        static_cast<unsigned>(*request));
   if (e->op)
-    return raisef(e->comm, call.fn, MPI_ERR_REQUEST, "request = %#x is already active", static_cast<unsigned>(*request));
+    return raisef(e->comm, call.fn, MPI_ERR_REQUEST, "request = %#x is already active",
+                  static_cast<unsigned>(*request));
   e->op = e->start();
   return MPI_SUCCESS;
 }

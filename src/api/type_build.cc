@@ -279,8 +279,8 @@ int darray(Call& call, int size, int rank, int ndims, const C* gsizes, const int
       dist[i] = di == MPI_DISTRIBUTE_BLOCK ? 0 : di == MPI_DISTRIBUTE_CYCLIC ? 1 : 2;
       const int a = dargs[i];
       if (a != MPI_DISTRIBUTE_DFLT_DARG && a <= 0)
-        return check::fail(call, MPI_ERR_ARG, "array_of_dargs[%d] = %d is neither positive nor MPI_DISTRIBUTE_DFLT_DARG",
-                           i, a);
+        return check::fail(call, MPI_ERR_ARG,
+                           "array_of_dargs[%d] = %d is neither positive nor MPI_DISTRIBUTE_DFLT_DARG", i, a);
       if (di == MPI_DISTRIBUTE_NONE && psizes[i] != 1)
         return check::fail(call, MPI_ERR_ARG,
                            "array_of_psizes[%d] = %d but dimension %d is MPI_DISTRIBUTE_NONE (needs 1)", i, psizes[i],
