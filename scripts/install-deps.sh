@@ -7,7 +7,8 @@
 # returns at once (no apt-get update).  Needs root, or sudo.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libhwloc-dev hwloc libnuma-dev
+# (python3: src/api/generate.py writes the MPI entry points at build time)
+packages=(build-essential cmake pkg-config python3 libhwloc-dev hwloc libnuma-dev
           libboost-dev libgtest-dev libbenchmark-dev "$@")
 
 missing=()

@@ -2,8 +2,9 @@
 // predefined attributes, the predefined callbacks, the deprecated MPI-1
 // forms) and communicator names.
 //
-// Argument checks live here; runtime/attr.cc keeps the keyvals and lists and
-// runs the callbacks.  A callback's nonzero return becomes the entry point's
+// The keyval checks live here (the generated entry points check the other
+// arguments); runtime/attr.cc keeps the keyvals and lists and runs the
+// callbacks.  A callback's nonzero return becomes the entry point's
 // error: a bare error class is raised as that class with a message naming
 // the callback and keyval; an MPI error code is handed to the error handler
 // and returned unchanged; anything else is raised as MPI_ERR_OTHER.
@@ -23,8 +24,8 @@
 #include <cstring>
 #include <vector>
 
-#include "api/api.h"
 #include "api/attr.h"
+#include "api/check.h"
 #include "api/request.h"
 #include "coll/coll.h"
 #include "dt/datatype.h"
@@ -34,22 +35,11 @@
 #include "runtime/context.h"
 #include "runtime/idup.h"
 
-using namespace shmcoll;
-using api::kNoComm;
+namespace shmcoll::api {
+
 using rt::AttrKind;
 
 namespace {
-
-#define NEED_INIT(fn) \
-  SHMCOLL_REQUIRE(api::active(), kNoComm, fn, MPI_ERR_OTHER, "called outside MPI_Init ... MPI_Finalize")
-#define NEED_COMM(c, h, fn)                                                                                   \
-  rt::Comm* c = rt::comm(h);                                                                                  \
-  SHMCOLL_REQUIRE(c, h, fn, MPI_ERR_COMM, "comm = %#x is not a valid communicator%s", static_cast<unsigned>(h), \
-                  ::shmcoll::rt::commNote(h))
-#define NEED_TYPE(h, fn, arg)                                                                          \
-  SHMCOLL_REQUIRE(dt::fromHandle(h), kNoComm, fn, MPI_ERR_TYPE, "%s = %#x is %s", arg,                 \
-                  static_cast<unsigned>(h), (h) == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a valid datatype")
-#define NOT_NULL(ptr, errComm, fn, arg) SHMCOLL_REQUIRE((ptr) != nullptr, errComm, fn, MPI_ERR_ARG, "%s is NULL", arg)
 
 // ---- predefined attributes ----------------------------------------------------
 
@@ -69,16 +59,18 @@ const char* predefinedName(int key) {
 // The value of a predefined key; the C binding hands out its address, so
 // each lives in static storage for the whole run.
 int* predefinedValue(int key) {
-  static int tagUb = INT_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtimeIsGlobal = 1, universe = 1, appnum = 0,
+  static int tagUb = INT_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtimeIsGlobal = 1, appnum = 0,
              lastUsed = MPI_ERR_LASTCODE;
   switch (key) {
     case MPI_TAG_UB: return &tagUb;
     case MPI_HOST: return &host;
     case MPI_IO: return &io;
     case MPI_WTIME_IS_GLOBAL: return &wtimeIsGlobal;
-    case MPI_UNIVERSE_SIZE:
-      universe = static_cast<int>(rt::ctx().eng.size);
+    case MPI_UNIVERSE_SIZE: {
+      // (Set at the first query, which comes after MPI_Init: the job's size never changes.)
+      static int universe = static_cast<int>(rt::ctx().eng.size);
       return &universe;
+    }
     case MPI_APPNUM: return &appnum;
     case MPI_LASTUSEDCODE: return &lastUsed;
     default: return nullptr;
@@ -90,19 +82,21 @@ const char* kindName(AttrKind k) { return k == AttrKind::kComm ? "communicators"
 // Checks keyval argument `arg` = kv for an attribute call on objects of
 // `kind`.  `allowFreed`: a keyval the user freed but that attributes still
 // hold may still be read and deleted, not set.
-int checkKeyval(MPI_Comm errComm, const char* fn, const char* arg, int kv, AttrKind kind, bool allowFreed) {
-  SHMCOLL_REQUIRE(kv != MPI_KEYVAL_INVALID, errComm, fn, MPI_ERR_KEYVAL, "%s = MPI_KEYVAL_INVALID", arg);
+int checkKeyval(const Call& call, const char* arg, int kv, AttrKind kind, bool allowFreed) {
+  if (kv == MPI_KEYVAL_INVALID) return check::fail(call, MPI_ERR_KEYVAL, "%s = MPI_KEYVAL_INVALID", arg);
   if (const char* p = predefinedName(kv))
-    return api::raisef(errComm, fn, MPI_ERR_KEYVAL, "%s = %s is a predefined communicator attribute key%s", arg, p,
+    return check::fail(call, MPI_ERR_KEYVAL, "%s = %s is a predefined communicator attribute key%s", arg, p,
                        kind == AttrKind::kComm ? " and read-only" : "");
   rt::Keyval* k = rt::keyval(kv);
-  SHMCOLL_REQUIRE(k, errComm, fn, MPI_ERR_KEYVAL, "%s = %#x is not a valid keyval (never created, or freed)", arg,
-                  static_cast<unsigned>(kv));
-  SHMCOLL_REQUIRE(k->kind == kind, errComm, fn, MPI_ERR_KEYVAL, "%s = %#x was created for %s, not %s", arg,
-                  static_cast<unsigned>(kv), kindName(k->kind), kindName(kind));
-  SHMCOLL_REQUIRE(allowFreed || !k->freed, errComm, fn, MPI_ERR_KEYVAL,
-                  "%s = %#x was freed (attributes already set with it stay until deleted)", arg,
-                  static_cast<unsigned>(kv));
+  if (!k)
+    return check::fail(call, MPI_ERR_KEYVAL, "%s = %#x is not a valid keyval (never created, or freed)", arg,
+                       static_cast<unsigned>(kv));
+  if (k->kind != kind)
+    return check::fail(call, MPI_ERR_KEYVAL, "%s = %#x was created for %s, not %s", arg, static_cast<unsigned>(kv),
+                       kindName(k->kind), kindName(kind));
+  if (!allowFreed && k->freed)
+    return check::fail(call, MPI_ERR_KEYVAL, "%s = %#x was freed (attributes already set with it stay until deleted)",
+                       arg, static_cast<unsigned>(kv));
   return MPI_SUCCESS;
 }
 
@@ -118,200 +112,124 @@ int callbackFailure(MPI_Comm errComm, const char* fn, const char* which, int kv,
                      which, static_cast<unsigned>(kv), code);
 }
 
-// ---- shared bodies of the communicator calls and their MPI-1 names ---------------
+}  // namespace
 
-int createKeyval(AttrKind kind, const char* fn, const char* arg, rt::AttrCopyFn* copy, rt::AttrDeleteFn* del,
-                 int* keyval, void* extra) {
-  NOT_NULL(keyval, kNoComm, fn, arg);
-  int h = rt::createKeyval(kind, copy, del, extra);
-  SHMCOLL_REQUIRE(h, kNoComm, fn, MPI_ERR_OTHER, "no keyval left (%u exist)",
-                  static_cast<unsigned>(rt::liveKeyvals()));
+// ---- predefined callbacks --------------------------------------------------------
+// Declared in mpi.h (src/api/desc/attr.txt).  Communicator and datatype
+// handles are both ints, so each callback exists once; the datatype and the
+// MPI-1 names are aliases of the communicator ones.
+
+extern "C" __attribute__((visibility("default"))) int MPI_COMM_NULL_COPY_FN(MPI_Comm, int, void*, void*, void*,
+                                                                            int* flag) {
+  if (flag) *flag = 0;
+  return MPI_SUCCESS;
+}
+extern "C" __attribute__((visibility("default"))) int MPI_COMM_DUP_FN(MPI_Comm, int, void*, void* in, void* out,
+                                                                      int* flag) {
+  if (out) *static_cast<void**>(out) = in;
+  if (flag) *flag = 1;
+  return MPI_SUCCESS;
+}
+extern "C" __attribute__((visibility("default"))) int MPI_COMM_NULL_DELETE_FN(MPI_Comm, int, void*, void*) {
+  return MPI_SUCCESS;
+}
+#define SHMCOLL_ALIAS(type, name, of) extern "C" __attribute__((visibility("default"), alias(#of))) type name
+SHMCOLL_ALIAS(MPI_Type_copy_attr_function, MPI_TYPE_NULL_COPY_FN, MPI_COMM_NULL_COPY_FN);
+SHMCOLL_ALIAS(MPI_Type_copy_attr_function, MPI_TYPE_DUP_FN, MPI_COMM_DUP_FN);
+SHMCOLL_ALIAS(MPI_Type_delete_attr_function, MPI_TYPE_NULL_DELETE_FN, MPI_COMM_NULL_DELETE_FN);
+SHMCOLL_ALIAS(MPI_Copy_function, MPI_NULL_COPY_FN, MPI_COMM_NULL_COPY_FN);
+SHMCOLL_ALIAS(MPI_Copy_function, MPI_DUP_FN, MPI_COMM_DUP_FN);
+SHMCOLL_ALIAS(MPI_Delete_function, MPI_NULL_DELETE_FN, MPI_COMM_NULL_DELETE_FN);
+#undef SHMCOLL_ALIAS
+
+// ---- keyvals and attributes ---------------------------------------------------------
+// A NULL callback is taken as the null one (MPI_COMM_NULL_COPY_FN or
+// MPI_COMM_NULL_DELETE_FN), as MPICH, whose null callbacks are NULL, does.
+// Each function serves the MPI-1 names too (MPI_Keyval_create, MPI_Attr_put,
+// ...): kArg names the keyval argument in messages.
+
+constexpr char kCommKeyval[] = "comm_keyval";
+constexpr char kTypeKeyval[] = "type_keyval";
+constexpr char kKeyval[] = "keyval";
+
+namespace impl {
+
+template <AttrKind kKind, const char* kArg>
+int createKeyval(Call& call, rt::AttrCopyFn* copy, rt::AttrDeleteFn* del, int* keyval, void* extra) {
+  const int h = rt::createKeyval(kKind, copy, del, extra);
+  if (!h)
+    return check::fail(call, MPI_ERR_OTHER, "no keyval left (%u exist)", static_cast<unsigned>(rt::liveKeyvals()));
   *keyval = h;
   return MPI_SUCCESS;
 }
 
-int freeKeyval(AttrKind kind, const char* fn, const char* arg, int* keyval) {
-  NOT_NULL(keyval, kNoComm, fn, arg);
+template <AttrKind kKind, const char* kArg>
+int freeKeyval(Call& call, int* keyval) {
   if (const char* p = predefinedName(*keyval))
-    return api::raisef(kNoComm, fn, MPI_ERR_KEYVAL, "*%s = %s is predefined and cannot be freed", arg, p);
+    return check::fail(call, MPI_ERR_KEYVAL, "*%s = %s is predefined and cannot be freed", kArg, p);
   char what[64];
-  snprintf(what, sizeof what, "*%s", arg);
-  if (int rc = checkKeyval(kNoComm, fn, what, *keyval, kind, false)) return rc;
+  snprintf(what, sizeof what, "*%s", kArg);
+  SHMCOLL_CHECK(checkKeyval(call, what, *keyval, kKind, false));
   rt::freeKeyval(*keyval);
   *keyval = MPI_KEYVAL_INVALID;
   return MPI_SUCCESS;
 }
 
-int commSetAttr(const char* fn, const char* arg, MPI_Comm comm, int kv, void* value) {
-  NEED_INIT(fn);
-  NEED_COMM(c, comm, fn);
-  (void)c;
-  if (int rc = checkKeyval(comm, fn, arg, kv, AttrKind::kComm, false)) return rc;
+// Sets, reads or deletes an attribute of a communicator (kKind) or datatype.
+template <AttrKind kKind, const char* kArg>
+int setAttr(Call& call, int object, int kv, void* value) {
+  SHMCOLL_CHECK(checkKeyval(call, kArg, kv, kKind, false));
   int failedKey = 0;
-  if (int code = rt::setAttr(AttrKind::kComm, comm, kv, value, &failedKey))
-    return callbackFailure(comm, fn, "delete", failedKey, code);
+  if (int code = rt::setAttr(kKind, object, kv, value, &failedKey))
+    return callbackFailure(call.comm, call.fn, "delete", failedKey, code);
   return MPI_SUCCESS;
 }
 
-int commGetAttr(const char* fn, const char* arg, MPI_Comm comm, int kv, void* value, int* flag) {
-  NEED_INIT(fn);
-  NEED_COMM(c, comm, fn);
-  (void)c;
-  NOT_NULL(value, comm, fn, "attribute_val");
-  NOT_NULL(flag, comm, fn, "flag");
-  if (int* p = predefinedValue(kv)) {
+template <AttrKind kKind, const char* kArg>
+int getAttr(Call& call, int object, int kv, void* value, int* flag) {
+  if (int* p = kKind == AttrKind::kComm ? predefinedValue(kv) : nullptr) {
     *static_cast<void**>(value) = p;
     *flag = 1;
     return MPI_SUCCESS;
   }
-  if (int rc = checkKeyval(comm, fn, arg, kv, AttrKind::kComm, true)) return rc;
+  SHMCOLL_CHECK(checkKeyval(call, kArg, kv, kKind, true));
   void* v = nullptr;
-  *flag = rt::getAttr(AttrKind::kComm, comm, kv, &v) ? 1 : 0;
+  *flag = rt::getAttr(kKind, object, kv, &v) ? 1 : 0;
   if (*flag) *static_cast<void**>(value) = v;
   return MPI_SUCCESS;
 }
 
-int commDeleteAttr(const char* fn, const char* arg, MPI_Comm comm, int kv) {
-  NEED_INIT(fn);
-  NEED_COMM(c, comm, fn);
-  (void)c;
-  if (int rc = checkKeyval(comm, fn, arg, kv, AttrKind::kComm, true)) return rc;
+template <AttrKind kKind, const char* kArg>
+int deleteAttr(Call& call, int object, int kv) {
+  SHMCOLL_CHECK(checkKeyval(call, kArg, kv, kKind, true));
   int failedKey = 0;
-  if (int code = rt::deleteAttr(AttrKind::kComm, comm, kv, &failedKey))
-    return callbackFailure(comm, fn, "delete", failedKey, code);
+  if (int code = rt::deleteAttr(kKind, object, kv, &failedKey))
+    return callbackFailure(call.comm, call.fn, "delete", failedKey, code);
   return MPI_SUCCESS;
 }
 
-}  // namespace
-
-// ---- predefined callbacks --------------------------------------------------------
-
-#define SHMCOLL_CALLBACK extern "C" __attribute__((visibility("default"))) int
-
-SHMCOLL_CALLBACK MPI_COMM_NULL_COPY_FN(MPI_Comm, int, void*, void*, void*, int* flag) {
-  if (flag) *flag = 0;
-  return MPI_SUCCESS;
+template <const char* kArg>
+int commSetAttr(Call& call, rt::Comm* c, int kv, void* value) {
+  return setAttr<AttrKind::kComm, kArg>(call, c->handle, kv, value);
 }
-SHMCOLL_CALLBACK MPI_COMM_DUP_FN(MPI_Comm, int, void*, void* in, void* out, int* flag) {
-  if (out) *static_cast<void**>(out) = in;
-  if (flag) *flag = 1;
-  return MPI_SUCCESS;
+template <const char* kArg>
+int commGetAttr(Call& call, rt::Comm* c, int kv, void* value, int* flag) {
+  return getAttr<AttrKind::kComm, kArg>(call, c->handle, kv, value, flag);
 }
-SHMCOLL_CALLBACK MPI_COMM_NULL_DELETE_FN(MPI_Comm, int, void*, void*) { return MPI_SUCCESS; }
-SHMCOLL_CALLBACK MPI_TYPE_NULL_COPY_FN(MPI_Datatype, int, void*, void*, void*, int* flag) {
-  if (flag) *flag = 0;
-  return MPI_SUCCESS;
-}
-SHMCOLL_CALLBACK MPI_TYPE_DUP_FN(MPI_Datatype, int, void*, void* in, void* out, int* flag) {
-  if (out) *static_cast<void**>(out) = in;
-  if (flag) *flag = 1;
-  return MPI_SUCCESS;
-}
-SHMCOLL_CALLBACK MPI_TYPE_NULL_DELETE_FN(MPI_Datatype, int, void*, void*) { return MPI_SUCCESS; }
-SHMCOLL_CALLBACK MPI_NULL_COPY_FN(MPI_Comm, int, void*, void*, void*, int* flag) {
-  if (flag) *flag = 0;
-  return MPI_SUCCESS;
-}
-SHMCOLL_CALLBACK MPI_DUP_FN(MPI_Comm, int, void*, void* in, void* out, int* flag) {
-  if (out) *static_cast<void**>(out) = in;
-  if (flag) *flag = 1;
-  return MPI_SUCCESS;
-}
-SHMCOLL_CALLBACK MPI_NULL_DELETE_FN(MPI_Comm, int, void*, void*) { return MPI_SUCCESS; }
-
-// ---- communicator keyvals and attributes --------------------------------------------
-// A NULL callback is taken as the null one (MPI_COMM_NULL_COPY_FN or
-// MPI_COMM_NULL_DELETE_FN), as MPICH, whose null callbacks are NULL, does.
-
-SHMCOLL_API(int, MPI_Comm_create_keyval,
-            (MPI_Comm_copy_attr_function * comm_copy_attr_fn, MPI_Comm_delete_attr_function* comm_delete_attr_fn,
-             int* comm_keyval, void* extra_state)) {
-  return createKeyval(AttrKind::kComm, "MPI_Comm_create_keyval", "comm_keyval", comm_copy_attr_fn,
-                      comm_delete_attr_fn, comm_keyval, extra_state);
+template <const char* kArg>
+int commDeleteAttr(Call& call, rt::Comm* c, int kv) {
+  return deleteAttr<AttrKind::kComm, kArg>(call, c->handle, kv);
 }
 
-SHMCOLL_API(int, MPI_Comm_free_keyval, (int* comm_keyval)) {
-  return freeKeyval(AttrKind::kComm, "MPI_Comm_free_keyval", "comm_keyval", comm_keyval);
+// (Predefined datatypes take attributes too; t->handle is the caller's handle.)
+int typeSetAttr(Call& call, const dt::Type* t, int kv, void* value) {
+  return setAttr<AttrKind::kType, kTypeKeyval>(call, t->handle, kv, value);
 }
-
-SHMCOLL_API(int, MPI_Comm_set_attr, (MPI_Comm comm, int comm_keyval, void* attribute_val)) {
-  return commSetAttr("MPI_Comm_set_attr", "comm_keyval", comm, comm_keyval, attribute_val);
+int typeGetAttr(Call& call, const dt::Type* t, int kv, void* value, int* flag) {
+  return getAttr<AttrKind::kType, kTypeKeyval>(call, t->handle, kv, value, flag);
 }
-
-SHMCOLL_API(int, MPI_Comm_get_attr, (MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag)) {
-  return commGetAttr("MPI_Comm_get_attr", "comm_keyval", comm, comm_keyval, attribute_val, flag);
-}
-
-SHMCOLL_API(int, MPI_Comm_delete_attr, (MPI_Comm comm, int comm_keyval)) {
-  return commDeleteAttr("MPI_Comm_delete_attr", "comm_keyval", comm, comm_keyval);
-}
-
-// The deprecated MPI-1 names: the same keyvals and attributes.
-
-SHMCOLL_API(int, MPI_Keyval_create,
-            (MPI_Copy_function * copy_fn, MPI_Delete_function* delete_fn, int* keyval, void* extra_state)) {
-  return createKeyval(AttrKind::kComm, "MPI_Keyval_create", "keyval", copy_fn, delete_fn, keyval, extra_state);
-}
-
-SHMCOLL_API(int, MPI_Keyval_free, (int* keyval)) {
-  return freeKeyval(AttrKind::kComm, "MPI_Keyval_free", "keyval", keyval);
-}
-
-SHMCOLL_API(int, MPI_Attr_put, (MPI_Comm comm, int keyval, void* attribute_val)) {
-  return commSetAttr("MPI_Attr_put", "keyval", comm, keyval, attribute_val);
-}
-
-SHMCOLL_API(int, MPI_Attr_get, (MPI_Comm comm, int keyval, void* attribute_val, int* flag)) {
-  return commGetAttr("MPI_Attr_get", "keyval", comm, keyval, attribute_val, flag);
-}
-
-SHMCOLL_API(int, MPI_Attr_delete, (MPI_Comm comm, int keyval)) {
-  return commDeleteAttr("MPI_Attr_delete", "keyval", comm, keyval);
-}
-
-// ---- datatype keyvals and attributes (predefined datatypes take attributes too) ------
-
-SHMCOLL_API(int, MPI_Type_create_keyval,
-            (MPI_Type_copy_attr_function * type_copy_attr_fn, MPI_Type_delete_attr_function* type_delete_attr_fn,
-             int* type_keyval, void* extra_state)) {
-  return createKeyval(AttrKind::kType, "MPI_Type_create_keyval", "type_keyval", type_copy_attr_fn,
-                      type_delete_attr_fn, type_keyval, extra_state);
-}
-
-SHMCOLL_API(int, MPI_Type_free_keyval, (int* type_keyval)) {
-  return freeKeyval(AttrKind::kType, "MPI_Type_free_keyval", "type_keyval", type_keyval);
-}
-
-SHMCOLL_API(int, MPI_Type_set_attr, (MPI_Datatype datatype, int type_keyval, void* attribute_val)) {
-  const char* fn = "MPI_Type_set_attr";
-  NEED_TYPE(datatype, fn, "datatype");
-  if (int rc = checkKeyval(kNoComm, fn, "type_keyval", type_keyval, AttrKind::kType, false)) return rc;
-  int failedKey = 0;
-  if (int code = rt::setAttr(AttrKind::kType, datatype, type_keyval, attribute_val, &failedKey))
-    return callbackFailure(kNoComm, fn, "delete", failedKey, code);
-  return MPI_SUCCESS;
-}
-
-SHMCOLL_API(int, MPI_Type_get_attr, (MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag)) {
-  const char* fn = "MPI_Type_get_attr";
-  NEED_TYPE(datatype, fn, "datatype");
-  NOT_NULL(attribute_val, kNoComm, fn, "attribute_val");
-  NOT_NULL(flag, kNoComm, fn, "flag");
-  if (int rc = checkKeyval(kNoComm, fn, "type_keyval", type_keyval, AttrKind::kType, true)) return rc;
-  void* v = nullptr;
-  *flag = rt::getAttr(AttrKind::kType, datatype, type_keyval, &v) ? 1 : 0;
-  if (*flag) *static_cast<void**>(attribute_val) = v;
-  return MPI_SUCCESS;
-}
-
-SHMCOLL_API(int, MPI_Type_delete_attr, (MPI_Datatype datatype, int type_keyval)) {
-  const char* fn = "MPI_Type_delete_attr";
-  NEED_TYPE(datatype, fn, "datatype");
-  if (int rc = checkKeyval(kNoComm, fn, "type_keyval", type_keyval, AttrKind::kType, true)) return rc;
-  int failedKey = 0;
-  if (int code = rt::deleteAttr(AttrKind::kType, datatype, type_keyval, &failedKey))
-    return callbackFailure(kNoComm, fn, "delete", failedKey, code);
-  return MPI_SUCCESS;
+int typeDeleteAttr(Call& call, const dt::Type* t, int kv) {
+  return deleteAttr<AttrKind::kType, kTypeKeyval>(call, t->handle, kv);
 }
 
 // ---- communicator names -------------------------------------------------------------
@@ -319,29 +237,22 @@ SHMCOLL_API(int, MPI_Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
 // their own names, every other communicator with the empty name (names are
 // not inherited by MPI_Comm_dup).
 
-SHMCOLL_API(int, MPI_Comm_set_name, (MPI_Comm comm, const char* comm_name)) {
-  NEED_INIT("MPI_Comm_set_name");
-  NEED_COMM(c, comm, "MPI_Comm_set_name");
-  NOT_NULL(comm_name, comm, "MPI_Comm_set_name", "comm_name");
-  c->name.assign(comm_name, strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1));  // longer names are cut
+int commSetName(Call&, rt::Comm* c, const char* name) {
+  c->name.assign(name, strnlen(name, MPI_MAX_OBJECT_NAME - 1));  // longer names are cut
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Comm_get_name, (MPI_Comm comm, char* comm_name, int* resultlen)) {
-  NEED_INIT("MPI_Comm_get_name");
-  NEED_COMM(c, comm, "MPI_Comm_get_name");
-  NOT_NULL(comm_name, comm, "MPI_Comm_get_name", "comm_name");
-  NOT_NULL(resultlen, comm, "MPI_Comm_get_name", "resultlen");
+int commGetName(Call&, rt::Comm* c, char* name, int* resultlen) {
   const size_t n = std::min<size_t>(c->name.size(), MPI_MAX_OBJECT_NAME - 1);
-  memcpy(comm_name, c->name.data(), n);
-  comm_name[n] = '\0';
+  memcpy(name, c->name.data(), n);
+  name[n] = '\0';
   *resultlen = static_cast<int>(n);
   return MPI_SUCCESS;
 }
 
-// ---- hooks (api/attr.h) -------------------------------------------------------------
+}  // namespace impl
 
-namespace shmcoll::api {
+// ---- hooks (api/attr.h) -------------------------------------------------------------
 
 int completeDup(MPI_Comm comm, rt::Comm* nc, rt::Info hints, const char* fn, MPI_Comm* newcomm) {
   nc->hints = std::move(hints);
@@ -422,3 +333,5 @@ int finalizeAttrs() {
 }
 
 }  // namespace shmcoll::api
+
+#include "generated/entry_attr.inc"  // the MPI_ and PMPI_ entry points (src/api/desc/attr.txt)

@@ -1,6 +1,6 @@
 // Hooks through which other entry points keep attributes, hints and
 // MPI_INFO_ENV right: communicator dup and free (api/comm.cc), datatype dup
-// and free (api/mpi_type.cc), MPI_Init and MPI_Finalize (api/init.cc).
+// and free (api/type_build.cc), MPI_Init and MPI_Finalize (api/init.cc).
 // Implemented in api/attr.cc and api/info.cc.  Each returns MPI_SUCCESS or an
 // error code already handed to the error handler, ready to be returned.
 #pragma once

@@ -1,14 +1,15 @@
-// Persistent collectives (MPI-4.0 §6.13): MPI_Barrier_init and the
-// MPI_<collective>_init entry points, which live next to their blocking and
-// nonblocking forms in coll.cc, coll_rooted.cc and coll_reduce.cc.
+// Persistent collectives (MPI-4.0 §6.13): the request that every
+// MPI_<collective>_init entry point ends with (finishPersistent), and the
+// datatypes and operations it holds.  The entry points are generated with
+// the other forms of each collective (src/api/desc/coll*.txt).
 //
-// An _init call runs the blocking entry point's template in persistent mode
-// (api::initPersistent, coll_common.h): the same argument checks and error
+// An _init call runs the collective's implementation with a Call in
+// persistent mode (coll_common.h): the same argument checks and error
 // classes, raised at the _init call, then the hand-off keeps a starter (the
 // argument object by value: buffers, counts, the user's count and
 // displacement arrays as pointers, the resolved datatypes) instead of running
 // anything.  Nothing is sent at _init.  MPI_Start runs the starter, which
-// builds the same schedule of point-to-point messages (p2p/nbc.h) as the
+// builds the same schedule of point-to-point messages (coll/sched.h) as the
 // MPI_I<collective> form would at that moment: the buffers are read, and the
 // arrays consulted, at MPI_Start.
 //
@@ -23,7 +24,7 @@
 // MPI_Comm_free may come first; both are released by MPI_Request_free, which
 // refuses an active persistent collective (MPI_ERR_REQUEST: the standard
 // permits freeing an active request for point-to-point operations only).
-// A reduction's MPI_Op is held the same way (api::keepOp), so MPI_Op_free
+// A reduction's MPI_Op is held the same way (check::op), so MPI_Op_free
 // may come first as well.  A user operation is then still called with the
 // datatype handle named at _init, which no longer names a type once the user
 // has freed it (the type itself is held).
@@ -61,22 +62,21 @@ struct PersistentColl {
 
 }  // namespace
 
-int finishPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* request, PersistentInit& init,
-                     int rc) {
-  if (rc == MPI_SUCCESS && info != MPI_INFO_NULL && !rt::info(info))
-    rc = raisef(comm, fn, MPI_ERR_INFO, "info = %#x is not a valid info object (never created, or freed)",
-                static_cast<unsigned>(info));
+int finishPersistent(Call& call, int rc) {
+  PersistentInit& init = *call.record;
+  rt::Info* ignored = nullptr;
+  if (rc == MPI_SUCCESS) rc = check::infoOrNull(call, "info", call.info, &ignored);
   if (rc) {
     dropHeld(init);
     return rc;
   }
-  rt::Comm* c = rt::comm(comm);  // (valid: the checks passed)
+  rt::Comm* c = rt::comm(call.comm);  // (valid: the checks passed)
   auto pc = std::make_shared<PersistentColl>();
   pc->init = std::move(init);
   pc->comm = c;
   rt::holdComm(c);
   pc->number = rt::scheduleTeam(*c).nbcSeq++;
-  MPI_Request h = newRequest(nullptr, comm, fn);
+  MPI_Request h = newRequest(nullptr, call.comm, call.fn);
   RequestEntry* e = requestEntry(h);
   e->persistent = true;
   e->collective = true;
@@ -85,8 +85,22 @@ int finishPersistent(const char* fn, MPI_Comm comm, MPI_Info info, MPI_Request* 
     coll::FixedNumber fixed(rt::scheduleTeam(*pc->comm), pc->number);
     return pc->init.start();
   };
-  *request = h;
+  *call.request = h;
   return MPI_SUCCESS;
 }
+
+namespace check {
+
+void hold(const Call& call, const dt::Type* t) {
+  dt::retain(t);
+  call.record->held.push_back(t);
+}
+
+void hold(const Call& call, MPI_Op op) {
+  op::hold(op);
+  call.record->heldOps.push_back(op);
+}
+
+}  // namespace check
 
 }  // namespace shmcoll::api

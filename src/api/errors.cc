@@ -13,6 +13,7 @@
 #include <string>
 
 #include "api/api.h"
+#include "api/check.h"
 #include "runtime/comm.h"
 #include "runtime/context.h"
 
@@ -131,38 +132,37 @@ int raise(MPI_Comm comm, const char* fn, int cls) {
   return dispatch(comm, code);
 }
 
-int raisef(MPI_Comm comm, const char* fn, int cls, const char* fmt, ...) {
+int vraisef(MPI_Comm comm, const char* fn, int cls, const char* fmt, va_list ap) {
   char buf[400];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  return dispatch(comm, makeCode(cls, fn, buf));
+}
+
+int raisef(MPI_Comm comm, const char* fn, int cls, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  const int code = vraisef(comm, fn, cls, fmt, ap);
   va_end(ap);
-  return dispatch(comm, makeCode(cls, fn, buf));
+  return code;
 }
 
 }  // namespace shmcoll::api
 
-using namespace shmcoll;
+namespace shmcoll::api::impl {
 
-SHMCOLL_API(int, MPI_Error_class, (int errorcode, int* errorclass)) {
-  if (!errorclass) return api::raisef(api::kNoComm, "MPI_Error_class", MPI_ERR_ARG, "errorclass is NULL");
-  int cls = api::errorClassOf(errorcode);
+int errorClass(Call& call, int errorcode, int* errorclass) {
+  const int cls = errorClassOf(errorcode);
   if (cls > MPI_ERR_ERRHANDLER || errorcode < 0)
-    return api::raisef(api::kNoComm, "MPI_Error_class", MPI_ERR_ARG, "errorcode = %d is not an error code",
-                       errorcode);
+    return check::fail(call, MPI_ERR_ARG, "errorcode = %d is not an error code", errorcode);
   *errorclass = cls;
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Error_string, (int errorcode, char* string, int* resultlen)) {
-  if (!string || !resultlen)
-    return api::raisef(api::kNoComm, "MPI_Error_string", MPI_ERR_ARG, "string or resultlen is NULL");
+int errorString(Call& call, int errorcode, char* string, int* resultlen) {
   char text[MPI_MAX_ERROR_STRING];
-  if (!api::lookupText(errorcode, text)) {
-    const char* n = api::className(api::errorClassOf(errorcode));
-    if (!n || errorcode < 0)
-      return api::raisef(api::kNoComm, "MPI_Error_string", MPI_ERR_ARG, "errorcode = %d is not an error code",
-                         errorcode);
+  if (!lookupText(errorcode, text)) {
+    const char* n = className(errorClassOf(errorcode));
+    if (!n || errorcode < 0) return check::fail(call, MPI_ERR_ARG, "errorcode = %d is not an error code", errorcode);
     snprintf(text, sizeof text, "%s", n);
   }
   size_t len = strnlen(text, MPI_MAX_ERROR_STRING - 1);
@@ -172,44 +172,41 @@ SHMCOLL_API(int, MPI_Error_string, (int errorcode, char* string, int* resultlen)
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler)) {
-  rt::Comm* c = rt::comm(comm);
-  SHMCOLL_REQUIRE(c, comm, "MPI_Comm_set_errhandler", MPI_ERR_COMM, "comm = %#x is not a valid communicator", comm);
-  SHMCOLL_REQUIRE(rt::validErrhandler(errhandler), comm, "MPI_Comm_set_errhandler", MPI_ERR_ARG,
-                  "errhandler = %#x is not a valid error handler", errhandler);
+int commSetErrhandler(Call& call, rt::Comm* c, MPI_Errhandler errhandler) {
+  if (!rt::validErrhandler(errhandler))
+    return check::fail(call, MPI_ERR_ARG, "errhandler = %#x is not a valid error handler",
+                       static_cast<unsigned>(errhandler));
   if (rt::Errhandler* e = rt::userErrhandler(errhandler)) ++e->refs;
   rt::releaseErrhandler(c->errhandler);
   c->errhandler = errhandler;
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler)) {
-  rt::Comm* c = rt::comm(comm);
-  SHMCOLL_REQUIRE(c, comm, "MPI_Comm_get_errhandler", MPI_ERR_COMM, "comm = %#x is not a valid communicator", comm);
-  SHMCOLL_REQUIRE(errhandler, comm, "MPI_Comm_get_errhandler", MPI_ERR_ARG, "errhandler is NULL");
+int commGetErrhandler(Call&, rt::Comm* c, MPI_Errhandler* errhandler) {
   if (rt::Errhandler* e = rt::userErrhandler(c->errhandler)) ++e->refs;
   *errhandler = c->errhandler;
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Comm_create_errhandler, (MPI_Comm_errhandler_function * function, MPI_Errhandler* errhandler)) {
-  SHMCOLL_REQUIRE(function && errhandler, api::kNoComm, "MPI_Comm_create_errhandler", MPI_ERR_ARG,
-                  "function or errhandler is NULL");
+int commCreateErrhandler(Call&, MPI_Comm_errhandler_function* function, MPI_Errhandler* errhandler) {
   *errhandler = rt::newErrhandler(function);
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Comm_call_errhandler, (MPI_Comm comm, int errorcode)) {
-  SHMCOLL_REQUIRE(rt::comm(comm), comm, "MPI_Comm_call_errhandler", MPI_ERR_COMM,
-                  "comm = %#x is not a valid communicator", comm);
-  api::dispatch(comm, errorcode);
+int commCallErrhandler(Call&, rt::Comm* c, int errorcode) {
+  dispatch(c->handle, errorcode);
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Errhandler_free, (MPI_Errhandler * errhandler)) {
-  SHMCOLL_REQUIRE(errhandler && rt::validErrhandler(*errhandler), api::kNoComm, "MPI_Errhandler_free", MPI_ERR_ARG,
-                  "errhandler is not a valid error handler");
+int errhandlerFree(Call& call, MPI_Errhandler* errhandler) {
+  if (!rt::validErrhandler(*errhandler))
+    return check::fail(call, MPI_ERR_ARG, "*errhandler = %#x is not a valid error handler",
+                       static_cast<unsigned>(*errhandler));
   rt::releaseErrhandler(*errhandler);
   *errhandler = MPI_ERRHANDLER_NULL;
   return MPI_SUCCESS;
 }
+
+}  // namespace shmcoll::api::impl
+
+#include "generated/entry_errors.inc"  // the MPI_ and PMPI_ entry points (src/api/desc/errors.txt)

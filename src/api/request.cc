@@ -11,8 +11,7 @@
 #include <deque>
 #include <vector>
 
-#include "api/api.h"
-#include "api/coll_common.h"
+#include "api/check.h"
 
 namespace shmcoll::api {
 
@@ -57,22 +56,19 @@ int finish(MPI_Request* hp, MPI_Status* st) {
   return code;
 }
 
-// Checks an array of request handles.
-int checkArray(const char* fn, int count, const MPI_Request* reqs) {
-  SHMCOLL_REQUIRE(active(), kNoComm, fn, MPI_ERR_OTHER, "called outside MPI_Init ... MPI_Finalize");
-  SHMCOLL_REQUIRE(count >= 0, kNoComm, fn, MPI_ERR_COUNT, "count = %d is negative", count);
-  SHMCOLL_REQUIRE(count == 0 || reqs, kNoComm, fn, MPI_ERR_ARG, "array_of_requests is NULL");
-  for (int i = 0; i < count; ++i)
-    SHMCOLL_REQUIRE(reqs[i] == MPI_REQUEST_NULL || requestEntry(reqs[i]), kNoComm, fn, MPI_ERR_REQUEST,
-                    "array_of_requests[%d] = %#x is not a valid request", i, static_cast<unsigned>(reqs[i]));
-  return MPI_SUCCESS;
+// A request handle argument: a request or MPI_REQUEST_NULL (MPI_ERR_REQUEST).
+int checkHandle(const Call& call, const char* arg, MPI_Request h) {
+  if (h == MPI_REQUEST_NULL || requestEntry(h)) return MPI_SUCCESS;
+  return check::fail(call, MPI_ERR_REQUEST, "%s = %#x is not a valid request", arg, static_cast<unsigned>(h));
 }
 
-int checkOne(const char* fn, const MPI_Request* req) {
-  SHMCOLL_REQUIRE(active(), kNoComm, fn, MPI_ERR_OTHER, "called outside MPI_Init ... MPI_Finalize");
-  SHMCOLL_REQUIRE(req, kNoComm, fn, MPI_ERR_ARG, "request is NULL");
-  SHMCOLL_REQUIRE(*req == MPI_REQUEST_NULL || requestEntry(*req), kNoComm, fn, MPI_ERR_REQUEST,
-                  "request = %#x is not a valid request", static_cast<unsigned>(*req));
+// An array of `count` request handles (not NULL unless empty).
+int checkArray(const Call& call, int count, const MPI_Request* reqs) {
+  if (count > 0) SHMCOLL_CHECK(check::notNull(call, "array_of_requests", reqs));
+  for (int i = 0; i < count; ++i)
+    if (reqs[i] != MPI_REQUEST_NULL && !requestEntry(reqs[i]))
+      return check::fail(call, MPI_ERR_REQUEST, "array_of_requests[%d] = %#x is not a valid request", i,
+                         static_cast<unsigned>(reqs[i]));
   return MPI_SUCCESS;
 }
 
@@ -85,11 +81,6 @@ bool isActive(MPI_Request h) {
 MPI_Comm commOf(MPI_Request h) {
   RequestEntry* e = requestEntry(h);
   return e ? e->comm : kNoComm;
-}
-
-int waitDone(const char* fn, MPI_Comm comm, p2p::Request* op) {
-  if (int rc = p2p::wait(op)) return raisef(comm, fn, rc, "%s", "the job is ending");
-  return MPI_SUCCESS;
 }
 
 struct ArrayWait {
@@ -114,31 +105,31 @@ bool arrayReady(void* arg) {
   return w->all ? true : (any || !anyActive);
 }
 
-// Finishes every done request of the array; returns how many, and the
-// indices in `idx` (may be null).  Sets *anyError.
-int harvest(const char* fn, int count, MPI_Request* reqs, MPI_Status* statuses, bool compact, int* idx, bool* anyError,
-            MPI_Comm* errComm) {
-  (void)fn;
-  int k = 0;
-  for (int i = 0; i < count; ++i) {
-    if (!isActive(reqs[i]) || !requestEntry(reqs[i])->op->done) continue;
-    MPI_Comm c = commOf(reqs[i]);
-    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[compact ? k : i];
-    int code = finish(&reqs[i], st);
-    if (code) {
-      *anyError = true;
-      *errComm = c;
-    }
-    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = code;
-    if (idx) idx[k] = i;
-    ++k;
-  }
-  return k;
+// Waits until the array's requests are ready: all of them, or any (or none is active).
+int waitArray(const Call& call, int count, const MPI_Request* reqs, bool all) {
+  ArrayWait w{count, reqs, all};
+  if (int rc = p2p::waitFor(arrayReady, &w)) return check::fail(call, rc, "the job is ending");
+  return MPI_SUCCESS;
+}
+
+// Makes one round of progress unless the array's requests are ready (all, or
+// any); returns whether they are.
+bool testArray(int count, const MPI_Request* reqs, bool all) {
+  ArrayWait w{count, reqs, all};
+  if (!arrayReady(&w) && !p2p::progress() && !arrayReady(&w)) p2p::idle();
+  return arrayReady(&w);
+}
+
+// After finishing requests of an array: MPI_ERR_IN_STATUS if any failed
+// (on the communicator of the last that did).
+int inStatus(const Call& call, bool anyError, MPI_Comm errComm) {
+  if (!anyError) return MPI_SUCCESS;
+  return raisef(errComm, call.fn, MPI_ERR_IN_STATUS, "a request failed; see the MPI_ERROR fields");
 }
 
 // Waitall / Testall once every request is done: finishes them all, each
-// status with its own MPI_ERROR, and MPI_ERR_IN_STATUS if any failed.
-int finishAll(const char* fn, int count, MPI_Request* reqs, MPI_Status* statuses) {
+// status with its own MPI_ERROR.
+int finishAll(const Call& call, int count, MPI_Request* reqs, MPI_Status* statuses) {
   bool anyError = false;
   MPI_Comm errComm = kNoComm;
   for (int i = 0; i < count; ++i) {
@@ -153,17 +144,66 @@ int finishAll(const char* fn, int count, MPI_Request* reqs, MPI_Status* statuses
       errComm = c;
     }
   }
-  if (anyError) return raisef(errComm, fn, MPI_ERR_IN_STATUS, "a request failed; see the MPI_ERROR fields");
+  return inStatus(call, anyError, errComm);
+}
+
+// Waitsome / Testsome after waiting (or one progress call): finishes the
+// done requests, their statuses and indices packed at the front.
+int finishSome(const Call& call, int count, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* statuses) {
+  bool anyError = false;
+  MPI_Comm errComm = kNoComm;
+  int k = 0;
+  for (int i = 0; i < count; ++i) {
+    if (!isActive(reqs[i]) || !requestEntry(reqs[i])->op->done) continue;
+    MPI_Comm c = commOf(reqs[i]);
+    MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k];
+    int code = finish(&reqs[i], st);
+    if (code) {
+      anyError = true;
+      errComm = c;
+    }
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = code;
+    indices[k++] = i;
+  }
+  *outcount = k;
+  return inStatus(call, anyError, errComm);
+}
+
+// Waitany / Testany once something is ready (or nothing is active).
+int takeAny(int count, MPI_Request* reqs, int* index, MPI_Status* status) {
+  for (int i = 0; i < count; ++i) {
+    if (isActive(reqs[i]) && requestEntry(reqs[i])->op->done) {
+      *index = i;
+      MPI_Comm c = commOf(reqs[i]);
+      int code = finish(&reqs[i], status);
+      return code ? dispatch(c, code) : MPI_SUCCESS;
+    }
+  }
+  *index = MPI_UNDEFINED;
+  emptyStatus(status);
   return MPI_SUCCESS;
 }
 
-// Waitsome / Testsome after waiting (or one progress call): finishes the done requests.
-int finishSome(const char* fn, int incount, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* statuses) {
-  bool anyError = false;
-  MPI_Comm errComm = kNoComm;
-  *outcount = harvest(fn, incount, reqs, statuses, true, indices, &anyError, &errComm);
-  if (anyError) return raisef(errComm, fn, MPI_ERR_IN_STATUS, "a request failed; see the MPI_ERROR fields");
+bool anyActive(int count, const MPI_Request* reqs) {
+  for (int i = 0; i < count; ++i)
+    if (isActive(reqs[i])) return true;
+  return false;
+}
+
+// Waitsome / Testsome: the indices array, and whether there is anything to wait for.
+int beginSome(const Call& call, int count, const MPI_Request* reqs, int* outcount, const int* indices, bool* none) {
+  SHMCOLL_CHECK(checkArray(call, count, reqs));
+  if (count > 0) SHMCOLL_CHECK(check::notNull(call, "array_of_indices", indices));
+  *none = !anyActive(count, reqs);
+  if (*none) *outcount = MPI_UNDEFINED;
   return MPI_SUCCESS;
+}
+
+// Completes the single request *request, done now.
+int finishOne(MPI_Request* request, MPI_Status* status) {
+  const MPI_Comm comm = requestEntry(*request)->comm;
+  const int code = finish(request, status);
+  return code ? dispatch(comm, code) : MPI_SUCCESS;
 }
 
 }  // namespace
@@ -177,12 +217,7 @@ MPI_Request newRequest(p2p::Request* op, MPI_Comm comm, const char* what) {
     i = static_cast<uint32_t>(gTable.size());
     gTable.emplace_back();
   }
-  RequestEntry& e = gTable[i];
-  e = RequestEntry{};
-  e.op = op;
-  e.comm = comm;
-  e.what = what;
-  e.live = true;
+  gTable[i] = RequestEntry(op, comm, what);
   return static_cast<MPI_Request>(kReqTag | i);
 }
 
@@ -219,68 +254,59 @@ void toStatus(const p2p::Status& s, MPI_Status* st, int errorCode) {
   st->shmcoll_count_ = static_cast<MPI_Count>(s.bytes);
 }
 
-// ---- single completion -------------------------------------------------------
+// ---- the MPI functions --------------------------------------------------------------
 
-SHMCOLL_API(int, MPI_Wait, (MPI_Request * request, MPI_Status* status)) {
-  const char* fn = "MPI_Wait";
-  if (int rc = checkOne(fn, request)) return rc;
+namespace impl {
+
+int wait(Call& call, MPI_Request* request, MPI_Status* status) {
+  SHMCOLL_CHECK(checkHandle(call, "request", *request));
   if (!isActive(*request)) {
     emptyStatus(status);
     return MPI_SUCCESS;
   }
   RequestEntry* e = requestEntry(*request);
-  MPI_Comm comm = e->comm;
-  if (int rc = waitDone(fn, comm, e->op)) return rc;
-  int code = finish(request, status);
-  return code ? dispatch(comm, code) : MPI_SUCCESS;
+  if (int rc = p2p::wait(e->op)) return raisef(e->comm, call.fn, rc, "the job is ending");
+  return finishOne(request, status);
 }
 
-SHMCOLL_API(int, MPI_Test, (MPI_Request * request, int* flag, MPI_Status* status)) {
-  const char* fn = "MPI_Test";
-  if (int rc = checkOne(fn, request)) return rc;
-  SHMCOLL_REQUIRE(flag, kNoComm, fn, MPI_ERR_ARG, "flag is NULL");
+int test(Call& call, MPI_Request* request, int* flag, MPI_Status* status) {
+  SHMCOLL_CHECK(checkHandle(call, "request", *request));
+  *flag = 1;
   if (!isActive(*request)) {
-    *flag = 1;
     emptyStatus(status);
     return MPI_SUCCESS;
   }
-  RequestEntry* e = requestEntry(*request);
-  if (!e->op->done && !p2p::progress() && !e->op->done) p2p::idle();
-  if (!e->op->done) {
+  const MPI_Request one = *request;
+  if (!testArray(1, &one, true)) {
     *flag = 0;
     return MPI_SUCCESS;
   }
-  *flag = 1;
-  MPI_Comm comm = e->comm;
-  int code = finish(request, status);
-  return code ? dispatch(comm, code) : MPI_SUCCESS;
+  return finishOne(request, status);
 }
 
-SHMCOLL_API(int, MPI_Request_get_status, (MPI_Request request, int* flag, MPI_Status* status)) {
-  const char* fn = "MPI_Request_get_status";
-  if (int rc = checkOne(fn, &request)) return rc;
-  SHMCOLL_REQUIRE(flag, kNoComm, fn, MPI_ERR_ARG, "flag is NULL");
+// Reports the status without completing the request.
+int requestGetStatus(Call& call, MPI_Request request, int* flag, MPI_Status* status) {
+  SHMCOLL_CHECK(checkHandle(call, "request", request));
   RequestEntry* e = requestEntry(request);
   if (!e || !e->op) {
     *flag = 1;
     emptyStatus(status);
     return MPI_SUCCESS;
   }
-  if (!e->op->done && !p2p::progress() && !e->op->done) p2p::idle();
-  *flag = e->op->done ? 1 : 0;
+  *flag = testArray(1, &request, true) ? 1 : 0;
   if (*flag) toStatus(e->op->status, status, errorCodeOf(*e, e->op->status));
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Request_free, (MPI_Request * request)) {
-  const char* fn = "MPI_Request_free";
-  if (int rc = checkOne(fn, request)) return rc;
-  SHMCOLL_REQUIRE(*request != MPI_REQUEST_NULL, kNoComm, fn, MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
+int requestFree(Call& call, MPI_Request* request) {
+  SHMCOLL_CHECK(checkHandle(call, "request", *request));
+  if (*request == MPI_REQUEST_NULL) return check::fail(call, MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
   RequestEntry* e = requestEntry(*request);
   // MPI-4.0 permits freeing an active request only for point-to-point
   // operations; an active persistent collective is refused (and stays active:
   // complete it, then free it).
-  SHMCOLL_REQUIRE(!(e->collective && e->op), e->comm, fn, MPI_ERR_REQUEST,
+  if (e->collective && e->op)
+    return raisef(e->comm, call.fn, MPI_ERR_REQUEST,
                   "request = %#x is an active persistent collective request (%s); complete it (MPI_Wait, MPI_Test, "
                   "...) before freeing it",
                   static_cast<unsigned>(*request), e->what);
@@ -291,12 +317,12 @@ SHMCOLL_API(int, MPI_Request_free, (MPI_Request * request)) {
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Cancel, (MPI_Request * request)) {
-  const char* fn = "MPI_Cancel";
-  if (int rc = checkOne(fn, request)) return rc;
-  SHMCOLL_REQUIRE(*request != MPI_REQUEST_NULL, kNoComm, fn, MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
+int cancel(Call& call, MPI_Request* request) {
+  SHMCOLL_CHECK(checkHandle(call, "request", *request));
+  if (*request == MPI_REQUEST_NULL) return check::fail(call, MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
   RequestEntry* e = requestEntry(*request);
-  SHMCOLL_REQUIRE(!e->collective, e->comm, fn, MPI_ERR_REQUEST,
+  if (e->collective)
+    return raisef(e->comm, call.fn, MPI_ERR_REQUEST,
                   "request = %#x is a persistent collective request (%s), which cannot be cancelled",
                   static_cast<unsigned>(*request), e->what);
   // A receive not yet matched is cancelled; anything else completes normally
@@ -305,146 +331,86 @@ SHMCOLL_API(int, MPI_Cancel, (MPI_Request * request)) {
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Test_cancelled, (const MPI_Status* status, int* flag)) {
-  const char* fn = "MPI_Test_cancelled";
-  SHMCOLL_REQUIRE(status, kNoComm, fn, MPI_ERR_ARG, "status is NULL");
-  SHMCOLL_REQUIRE(flag, kNoComm, fn, MPI_ERR_ARG, "flag is NULL");
+int testCancelled(Call&, const MPI_Status* status, int* flag) {
   *flag = status->shmcoll_cancelled_ ? 1 : 0;
   return MPI_SUCCESS;
 }
 
-// ---- multiple completion -------------------------------------------------------
-
-SHMCOLL_API(int, MPI_Waitall, (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])) {
-  const char* fn = "MPI_Waitall";
-  if (int rc = checkArray(fn, count, array_of_requests)) return rc;
-  ArrayWait w{count, array_of_requests, true};
-  if (int rc = p2p::waitFor(arrayReady, &w)) return raisef(kNoComm, fn, rc, "the job is ending");
-  return finishAll(fn, count, array_of_requests, array_of_statuses);
+int waitall(Call& call, int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+  SHMCOLL_CHECK(checkArray(call, count, array_of_requests));
+  SHMCOLL_CHECK(waitArray(call, count, array_of_requests, true));
+  return finishAll(call, count, array_of_requests, array_of_statuses);
 }
 
-SHMCOLL_API(int, MPI_Testall, (int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[])) {
-  const char* fn = "MPI_Testall";
-  if (int rc = checkArray(fn, count, array_of_requests)) return rc;
-  SHMCOLL_REQUIRE(flag, kNoComm, fn, MPI_ERR_ARG, "flag is NULL");
-  ArrayWait w{count, array_of_requests, true};
-  if (!arrayReady(&w) && !p2p::progress() && !arrayReady(&w)) p2p::idle();
-  if (!arrayReady(&w)) {
-    *flag = 0;
-    return MPI_SUCCESS;
-  }
-  *flag = 1;
-  return finishAll(fn, count, array_of_requests, array_of_statuses);
+int testall(Call& call, int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[]) {
+  SHMCOLL_CHECK(checkArray(call, count, array_of_requests));
+  *flag = testArray(count, array_of_requests, true) ? 1 : 0;
+  return *flag ? finishAll(call, count, array_of_requests, array_of_statuses) : MPI_SUCCESS;
 }
 
-namespace {
-// Waitany / Testany once something is ready (or nothing is active).
-int takeAny(const char* fn, int count, MPI_Request* reqs, int* index, MPI_Status* status) {
-  (void)fn;
-  for (int i = 0; i < count; ++i) {
-    if (isActive(reqs[i]) && requestEntry(reqs[i])->op->done) {
-      *index = i;
-      MPI_Comm c = commOf(reqs[i]);
-      int code = finish(&reqs[i], status);
-      return code ? dispatch(c, code) : MPI_SUCCESS;
-    }
-  }
-  *index = MPI_UNDEFINED;
-  emptyStatus(status);
-  return MPI_SUCCESS;
-}
-bool anyActive(int count, const MPI_Request* reqs) {
-  for (int i = 0; i < count; ++i)
-    if (isActive(reqs[i])) return true;
-  return false;
-}
-}  // namespace
-
-SHMCOLL_API(int, MPI_Waitany, (int count, MPI_Request array_of_requests[], int* index, MPI_Status* status)) {
-  const char* fn = "MPI_Waitany";
-  if (int rc = checkArray(fn, count, array_of_requests)) return rc;
-  SHMCOLL_REQUIRE(index, kNoComm, fn, MPI_ERR_ARG, "index is NULL");
-  ArrayWait w{count, array_of_requests, false};
-  if (int rc = p2p::waitFor(arrayReady, &w)) return raisef(kNoComm, fn, rc, "the job is ending");
-  return takeAny(fn, count, array_of_requests, index, status);
+int waitany(Call& call, int count, MPI_Request array_of_requests[], int* index, MPI_Status* status) {
+  SHMCOLL_CHECK(checkArray(call, count, array_of_requests));
+  SHMCOLL_CHECK(waitArray(call, count, array_of_requests, false));
+  return takeAny(count, array_of_requests, index, status);
 }
 
-SHMCOLL_API(int, MPI_Testany, (int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status)) {
-  const char* fn = "MPI_Testany";
-  if (int rc = checkArray(fn, count, array_of_requests)) return rc;
-  SHMCOLL_REQUIRE(index, kNoComm, fn, MPI_ERR_ARG, "index is NULL");
-  SHMCOLL_REQUIRE(flag, kNoComm, fn, MPI_ERR_ARG, "flag is NULL");
-  ArrayWait w{count, array_of_requests, false};
-  if (!arrayReady(&w) && !p2p::progress() && !arrayReady(&w)) p2p::idle();
-  if (!arrayReady(&w)) {
-    *flag = 0;
+int testany(Call& call, int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status) {
+  SHMCOLL_CHECK(checkArray(call, count, array_of_requests));
+  *flag = testArray(count, array_of_requests, false) ? 1 : 0;
+  if (!*flag) {
     *index = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
-  *flag = 1;
-  return takeAny(fn, count, array_of_requests, index, status);
+  return takeAny(count, array_of_requests, index, status);
 }
 
-SHMCOLL_API(int, MPI_Waitsome,
-            (int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
-             MPI_Status array_of_statuses[])) {
-  const char* fn = "MPI_Waitsome";
-  if (int rc = checkArray(fn, incount, array_of_requests)) return rc;
-  SHMCOLL_REQUIRE(outcount, kNoComm, fn, MPI_ERR_ARG, "outcount is NULL");
-  SHMCOLL_REQUIRE(incount == 0 || array_of_indices, kNoComm, fn, MPI_ERR_ARG, "array_of_indices is NULL");
-  if (!anyActive(incount, array_of_requests)) {
-    *outcount = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-  }
-  ArrayWait w{incount, array_of_requests, false};
-  if (int rc = p2p::waitFor(arrayReady, &w)) return raisef(kNoComm, fn, rc, "the job is ending");
-  return finishSome(fn, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+int waitsome(Call& call, int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
+             MPI_Status array_of_statuses[]) {
+  bool none;
+  SHMCOLL_CHECK(beginSome(call, incount, array_of_requests, outcount, array_of_indices, &none));
+  if (none) return MPI_SUCCESS;
+  SHMCOLL_CHECK(waitArray(call, incount, array_of_requests, false));
+  return finishSome(call, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
-SHMCOLL_API(int, MPI_Testsome,
-            (int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
-             MPI_Status array_of_statuses[])) {
-  const char* fn = "MPI_Testsome";
-  if (int rc = checkArray(fn, incount, array_of_requests)) return rc;
-  SHMCOLL_REQUIRE(outcount, kNoComm, fn, MPI_ERR_ARG, "outcount is NULL");
-  SHMCOLL_REQUIRE(incount == 0 || array_of_indices, kNoComm, fn, MPI_ERR_ARG, "array_of_indices is NULL");
-  if (!anyActive(incount, array_of_requests)) {
-    *outcount = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-  }
+int testsome(Call& call, int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
+             MPI_Status array_of_statuses[]) {
+  bool none;
+  SHMCOLL_CHECK(beginSome(call, incount, array_of_requests, outcount, array_of_indices, &none));
+  if (none) return MPI_SUCCESS;
   if (!p2p::progress()) p2p::idle();
-  return finishSome(fn, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+  return finishSome(call, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 }
 
 // ---- persistent requests -------------------------------------------------------
 
-SHMCOLL_API(int, MPI_Start, (MPI_Request * request)) {
-  const char* fn = "MPI_Start";
-  if (int rc = checkOne(fn, request)) return rc;
+int start(Call& call, MPI_Request* request) {
+  SHMCOLL_CHECK(checkHandle(call, "request", *request));
   RequestEntry* e = requestEntry(*request);
-  SHMCOLL_REQUIRE(e && e->persistent, kNoComm, fn, MPI_ERR_REQUEST, "request = %#x is not a persistent request",
-                  static_cast<unsigned>(*request));
-  SHMCOLL_REQUIRE(!e->op, e->comm, fn, MPI_ERR_REQUEST, "request = %#x is already active",
+  if (!e || !e->persistent)
+    return check::fail(call, MPI_ERR_REQUEST, "request = %#x is not a persistent request",
+                       static_cast<unsigned>(*request));
+  if (e->op)
+    return raisef(e->comm, call.fn, MPI_ERR_REQUEST, "request = %#x is already active",
                   static_cast<unsigned>(*request));
   e->op = e->start();
   return MPI_SUCCESS;
 }
 
-SHMCOLL_API(int, MPI_Startall, (int count, MPI_Request array_of_requests[])) {
-  const char* fn = "MPI_Startall";
-  if (int rc = checkArray(fn, count, array_of_requests)) return rc;
+int startall(Call& call, int count, MPI_Request array_of_requests[]) {
+  SHMCOLL_CHECK(checkArray(call, count, array_of_requests));
   // Nothing starts unless all can: every request persistent, inactive, and
   // named once (a second start of one request would overwrite the first).
   int rc = MPI_SUCCESS, i = 0;
   for (; i < count && rc == MPI_SUCCESS; ++i) {
     RequestEntry* e = requestEntry(array_of_requests[i]);
     if (!e || !e->persistent) {
-      rc = raisef(kNoComm, fn, MPI_ERR_REQUEST, "array_of_requests[%d] = %#x is not a persistent request", i,
-                  static_cast<unsigned>(array_of_requests[i]));
+      rc = check::fail(call, MPI_ERR_REQUEST, "array_of_requests[%d] = %#x is not a persistent request", i,
+                       static_cast<unsigned>(array_of_requests[i]));
     } else if (e->op) {
-      rc = raisef(e->comm, fn, MPI_ERR_REQUEST, "array_of_requests[%d] is already active", i);
+      rc = raisef(e->comm, call.fn, MPI_ERR_REQUEST, "array_of_requests[%d] is already active", i);
     } else if (e->starting) {
-      rc = raisef(e->comm, fn, MPI_ERR_REQUEST, "array_of_requests[%d] = %#x appears twice in the array", i,
+      rc = raisef(e->comm, call.fn, MPI_ERR_REQUEST, "array_of_requests[%d] = %#x appears twice in the array", i,
                   static_cast<unsigned>(array_of_requests[i]));
     } else {
       e->starting = true;
@@ -460,4 +426,8 @@ SHMCOLL_API(int, MPI_Startall, (int count, MPI_Request array_of_requests[])) {
   return MPI_SUCCESS;
 }
 
+}  // namespace impl
+
 }  // namespace shmcoll::api
+
+#include "generated/entry_request.inc"  // the MPI_ and PMPI_ entry points (src/api/desc/request.txt)

@@ -8,6 +8,7 @@
 
 #include <functional>
 
+#include "api/call.h"
 #include "p2p/p2p.h"
 
 namespace shmcoll::api {
@@ -19,6 +20,9 @@ struct DoneRequest final : p2p::Request {
 };
 
 struct RequestEntry {
+  RequestEntry() = default;
+  RequestEntry(p2p::Request* op, MPI_Comm comm, const char* what) : op(op), comm(comm), what(what), live(true) {}
+
   p2p::Request* op = nullptr;  // the running operation; nullptr: an inactive persistent request
   MPI_Comm comm = MPI_COMM_NULL;
   const char* what = "";       // the function that made it (for error messages)
@@ -41,5 +45,20 @@ void dropRequest(MPI_Request h);
 void emptyStatus(MPI_Status* st);
 // Copies an engine status into an MPI status (if not MPI_STATUS_IGNORE).
 void toStatus(const p2p::Status& s, MPI_Status* st, int errorCode);
+
+// Nonblocking mode: hands out the request of the operation `op` started.
+inline void handOut(Call& call, p2p::Request* op) {
+  *call.request = newRequest(op, call.comm, call.fn);
+  call.started = true;
+}
+
+// The end of every nonblocking (and persistent point-to-point) entry point:
+// a call that succeeded without starting anything (nothing to move) hands
+// out a request that is complete already.
+inline int finishStarted(Call& call, int rc) {
+  if (rc == MPI_SUCCESS && !call.started) [[unlikely]]
+    handOut(call, new DoneRequest);
+  return rc;
+}
 
 }  // namespace shmcoll::api
