@@ -17,6 +17,7 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/types.h"
 #include "dt/datatype.h"
 
 namespace {
@@ -72,7 +73,7 @@ Case faceCase(int axis) {
 }
 
 void run(benchmark::State& st, Case c, bool pack, bool chunked) {
-  const Type* t = shmcoll::dt::fromHandle(c.type);
+  const Type* t = shmcoll::rt::type(c.type);
   MPI_Aint lb, ext;
   MPI_Type_get_extent(c.type, &lb, &ext);
   const size_t span = static_cast<size_t>(ext) * c.count;

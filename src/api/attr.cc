@@ -24,12 +24,12 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/types.h"
 #include "api/attr.h"
 #include "api/check.h"
 #include "api/request.h"
 #include "coll/coll.h"
 #include "dt/datatype.h"
-#include "dt/registry.h"
 #include "runtime/attr.h"
 #include "runtime/comm.h"
 #include "runtime/context.h"
@@ -308,7 +308,7 @@ int copyTypeAttrs(MPI_Datatype oldtype, MPI_Datatype* newtype, const char* fn) {
   if (!code) return MPI_SUCCESS;
   int ignored = 0;
   rt::deleteAllAttrs(AttrKind::kType, *newtype, false, &ignored);
-  dt::releaseHandle(*newtype);
+  rt::releaseHandle(*newtype);
   *newtype = MPI_DATATYPE_NULL;
   return callbackFailure(kNoComm, fn, "copy", failedKey, code);
 }

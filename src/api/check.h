@@ -26,6 +26,7 @@
 #include "dt/datatype.h"
 #include "runtime/comm.h"
 #include "runtime/info.h"
+#include "runtime/types.h"
 
 namespace shmcoll::api::check {
 
@@ -84,13 +85,13 @@ int intercomm(const Call& call, const char* arg, const rt::Comm* c);
 
 // A valid datatype, committed or not (the datatype functions).
 inline int type(const Call& call, const char* arg, MPI_Datatype h, const dt::Type** out) {
-  *out = dt::fromHandle(h);
+  *out = rt::type(h);
   return *out ? MPI_SUCCESS : cold::badType(call, arg, h, nullptr);
 }
 // A datatype data moves in: valid and committed.  A persistent collective
 // holds it.
 inline int datatype(const Call& call, const char* arg, MPI_Datatype h, const dt::Type** out) {
-  const dt::Type* t = dt::fromHandle(h);
+  const dt::Type* t = rt::type(h);
   if (!t || !t->committed) [[unlikely]]
     return cold::badType(call, arg, h, t);
   if (call.record) [[unlikely]]
@@ -100,7 +101,7 @@ inline int datatype(const Call& call, const char* arg, MPI_Datatype h, const dt:
 }
 // The same for element i of the datatype array `array` ("recvtypes").
 inline int datatypeAt(const Call& call, const char* array, uint64_t i, MPI_Datatype h, const dt::Type** out) {
-  const dt::Type* t = dt::fromHandle(h);
+  const dt::Type* t = rt::type(h);
   if (!t || !t->committed) [[unlikely]]
     return cold::badTypeAt(call, array, i, h, t);
   if (call.record) [[unlikely]]
@@ -110,7 +111,7 @@ inline int datatypeAt(const Call& call, const char* array, uint64_t i, MPI_Datat
 }
 // A valid datatype element i of `array` (MPI_Type_create_struct), committed or not.
 inline int typeAt(const Call& call, const char* array, uint64_t i, MPI_Datatype h, const dt::Type** out) {
-  *out = dt::fromHandle(h);
+  *out = rt::type(h);
   return *out ? MPI_SUCCESS : cold::badTypeAt(call, array, i, h, nullptr);
 }
 

@@ -19,10 +19,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "runtime/types.h"
 #include "api/attr.h"
 #include "api/check.h"
 #include "dt/datatype.h"
-#include "dt/registry.h"
 
 namespace shmcoll::api::impl {
 
@@ -57,7 +57,7 @@ template <class C>
 int publish(const Call& call, int rc, dt::Type* t, int combiner, Args<C>&& args, MPI_Datatype* out) {
   if (rc) return check::engine(call, rc);
   dt::setContents(t, combiner, std::move(args.ints), std::move(args.addrs), std::move(args.counts));
-  *out = dt::registerType(t);
+  *out = rt::registerType(t);
   return MPI_SUCCESS;
 }
 
@@ -331,10 +331,10 @@ int typeFree(Call& call, MPI_Datatype* datatype) {
   if (u->handleRefs <= 1) SHMCOLL_CHECK(deleteTypeAttrs(*datatype, call.fn));
   bool last;
   {
-    std::lock_guard<std::recursive_mutex> g(dt::registryMutex());
+    std::lock_guard<std::recursive_mutex> g(rt::registryMutex());
     last = --u->handleRefs <= 0;
   }
-  if (last) dt::releaseHandle(*datatype);
+  if (last) rt::releaseHandle(*datatype);
   *datatype = MPI_DATATYPE_NULL;
   return MPI_SUCCESS;
 }

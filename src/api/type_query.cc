@@ -15,9 +15,9 @@
 #include <string>
 #include <type_traits>
 
+#include "runtime/types.h"
 #include "api/check.h"
 #include "dt/datatype.h"
-#include "dt/registry.h"
 
 namespace shmcoll::api::impl {
 
@@ -55,7 +55,7 @@ int contentsOf(const Call& call, const dt::Type* t, int* integers, MPI_Aint* add
   for (size_t i = 0; i < t->counts.size(); ++i) largeCounts[i] = t->counts[i];
   // Derived children come back as handles the caller must free: the live
   // handle with one more free owed, or a new handle if the user freed it.
-  std::lock_guard<std::recursive_mutex> g(dt::registryMutex());
+  std::lock_guard<std::recursive_mutex> g(rt::registryMutex());
   for (size_t i = 0; i < t->kids.size(); ++i) {
     dt::Type* k = t->kids[i];
     if (k->builtin) {
@@ -64,7 +64,7 @@ int contentsOf(const Call& call, const dt::Type* t, int* integers, MPI_Aint* add
       ++k->handleRefs;
       datatypes[i] = k->handle;
     } else {
-      datatypes[i] = dt::registerType(k);
+      datatypes[i] = rt::registerType(k);
     }
   }
   return MPI_SUCCESS;

@@ -43,8 +43,8 @@ class ExchangeArgs : public transport::Pairs {
 // of `type` laid out as in a user buffer (the order the standard gives user
 // functions); hold(o, true/false) takes and drops a reference on what it
 // refers to while a nonblocking schedule may still call it (nullptr: nothing
-// to hold).  `a` and `b` are the front end's own words (api/: the MPI_Op and
-// MPI_Datatype handles).
+// to hold).  `a` and `b` are the front end's own words (api/: its operation
+// and datatype handles).
 struct Operator {
   void (*apply)(const Operator& o, const void* in, void* inout, uint64_t count, const dt::Type* type) = nullptr;
   void (*hold)(const Operator& o, bool take) = nullptr;

@@ -103,6 +103,8 @@ const Choice& choice() {
 
 // Which algorithms may run `op` in `mode` on this kind of communicator, the
 // forced one first.
+}  // namespace
+
 TeamCache::Candidates& candidates(Team& team, Op op, Mode mode, bool inter) {
   // (an intercommunicator's team of both groups also runs plain schedules
   // over all its members: MPI_Comm_free's barrier, gatherAll)
@@ -128,6 +130,8 @@ TeamCache::Candidates& candidates(Team& team, Op op, Mode mode, bool inter) {
   c.filled = true;
   return c;
 }
+
+namespace {
 
 std::atomic<uint64_t> gSeen[kOpCount];  // bit i: algorithm i reported for the operation
 
@@ -182,12 +186,9 @@ uint64_t Operation::countBytes() const {
   return b;
 }
 
-namespace {
-
 // The algorithm for `o` among `c`: the forced one when it is eligible, else
 // the cheapest eligible one (the first of equals).
-[[gnu::noinline]] int choose(Operation& o, TeamCache::Candidates& c) {
-  if (c.byBytes && c.last && o.bytes() == c.lastBytes && !c.verbose) return c.last->run(o);
+int choose(Operation& o, TeamCache::Candidates& c) {
   const Algorithm* best = nullptr;
   double bestCost = 0;
   for (uint8_t i = 0; i < c.count; ++i) {
@@ -217,7 +218,7 @@ namespace {
     return fail(err::kIntern, "no algorithm can run this %s (%s, %s)", kOpNames[static_cast<int>(o.op)],
                 o.mode == kNonblocking ? "nonblocking" : "blocking",
                 o.at.inter() ? "intercommunicator" : "intracommunicator");
-  if (c.byBytes) {
+  if (c.byBytes && !c.verbose) {
     c.last = best;
     c.lastBytes = o.bytes();
   }
@@ -226,18 +227,6 @@ namespace {
   return best->run(o);
 }
 
-}  // namespace
-
-int dispatch(Operation& o) {
-  const bool inter = o.at.inter();
-  Team& team = inter ? *o.at.peers : *o.at.team;
-  TeamCache& cache = team.cache();
-  const int i = TeamCache::which(o.op, o.mode == kNonblocking, inter);
-  if (const Algorithm* a = cache.direct[i]) [[likely]]
-    return a->run(o);
-  TeamCache::Candidates& c = cache.candidates[i];
-  return choose(o, c.filled ? c : candidates(team, o.op, o.mode, inter));
-}
 
 void fillThresholds(Team& team, Op op) {
   Thresholds& t = team.cache().thresholds[static_cast<int>(op)];

@@ -53,7 +53,7 @@ struct Operation {
   // estimates go by.  Computed on first use.
   uint64_t bytes() const {
     if (bytes_ == UINT64_MAX) [[unlikely]]
-      bytes_ = countBytes();
+      bytes_ = red ? red->count * red->type->size * (at.team->size() > 1 ? at.team->size() - 1 : 1) : countBytes();
     return bytes_;
   }
 
@@ -78,8 +78,23 @@ struct Algorithm {
   int (*run)(Operation&);  // 0 or an error class; nonblocking: sets o.request
 };
 
-// Runs `o` with the algorithm chosen for it (the one dispatch point).
-int dispatch(Operation& o);
+// Runs `o` with the algorithm chosen for it: the one dispatch point.  The
+// choices a team already made are taken inline (the one candidate that takes
+// every call; the last choice for calls of the same size where only sizes
+// matter); the rest is choose().
+int choose(Operation& o, TeamCache::Candidates& c);
+TeamCache::Candidates& candidates(Team& team, Op op, Mode mode, bool inter);
+inline int dispatch(Operation& o) {
+  const bool inter = o.at.inter();
+  Team& team = inter ? *o.at.peers : *o.at.team;
+  TeamCache& cache = team.cache();
+  const int i = TeamCache::which(o.op, o.mode == kNonblocking, inter);
+  if (const Algorithm* a = cache.direct[i]) [[likely]]
+    return a->run(o);
+  TeamCache::Candidates& c = cache.candidates[i];
+  if (c.last && o.bytes() == c.lastBytes) return c.last->run(o);
+  return choose(o, c.filled ? c : candidates(team, o.op, o.mode, inter));
+}
 
 // The registered algorithms (registry.cc lists them), for tests and docs.
 const Algorithm* const* algorithms(int* count);

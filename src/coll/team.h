@@ -55,7 +55,7 @@ struct TeamCache {
     uint8_t count = 0;
     const Algorithm* list[8] = {};
     uint64_t lastBytes = UINT64_MAX;
-    const Algorithm* last = nullptr;
+    const Algorithm* last = nullptr;  // (only when byBytes and nothing is to be reported)
   };
   // [op][nonblocking][intercommunicator]: which(op, nonblocking, inter)
   static constexpr int which(Op op, bool nonblocking, bool inter) {

@@ -37,7 +37,6 @@
 #include "common/status.h"
 #include "dt/datatype.h"
 #include "dt/node.h"
-#include "dt/registry.h"
 
 namespace shmcoll::dt {
 
@@ -152,9 +151,14 @@ void addSig(Type* t, uint64_t count, const Type* k) {
 
 }  // namespace
 
+std::recursive_mutex& refMutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 void retain(const Type* t) {
   if (!t || t->builtin) return;
-  std::lock_guard<std::recursive_mutex> g(registryMutex());
+  std::lock_guard<std::recursive_mutex> g(refMutex());
   ++const_cast<Type*>(t)->refs;
 }
 
@@ -163,7 +167,7 @@ void release(const Type* ct) {
   Type* t = const_cast<Type*>(ct);
   std::vector<Type*> kids;
   {
-    std::lock_guard<std::recursive_mutex> g(registryMutex());
+    std::lock_guard<std::recursive_mutex> g(refMutex());
     if (--t->refs > 0) return;
     kids.swap(t->kids);
   }

@@ -19,8 +19,8 @@
 // constructors do not pad (as MPICH; Open MPI pads byte-strided hvector and
 // hindexed too).  See docs in dt/build.cc.
 //
-// This header is free of MPI handle types: the API layer turns MPI_Datatype
-// handles into Type pointers with fromHandle().
+// This header is free of MPI handles: the runtime's handle table
+// (runtime/types.h) says which handle names which Type.
 #pragma once
 
 #include <sys/uio.h>
@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -79,7 +80,7 @@ class Type {
   uint64_t numBlocks = 0;  // runs per element (exact when blocksComplete)
 
   std::string name;
-  int handle = 0;  // the MPI handle that names this type (0 once freed)
+  int handle = 0;  // the front end's handle for this type (0: none, or freed)
 
   // ---- engine state ------------------------------------------------------
   bool markers = false;     // the type map holds explicit lb/ub markers (resized)
@@ -116,13 +117,17 @@ class Type {
 
 constexpr size_t kMaxFlatBlocks = 1 << 16;
 
-// Resolves an MPI_Datatype handle; nullptr for MPI_DATATYPE_NULL or garbage.
-const Type* fromHandle(int handle);
-
 // The predefined byte type (MPI_BYTE), for blocks of raw bytes.
 const Type* byteType();
 
-// Reference counting for derived types (no-ops for builtins).
+// A predefined type: `blocks` of one element (pair types have two, with a
+// hole between), `extent` and alignment as the C ABI lays it out.  `name`
+// is what MPI_Type_get_name reports.
+Type makeNamed(const char* name, int64_t extent, uint32_t align, std::vector<Block> blocks);
+
+// Reference counting for derived types (no-ops for builtins), under
+// refMutex(), which also guards the runtime's handle table.
+std::recursive_mutex& refMutex();
 void retain(const Type* t);
 void release(const Type* t);
 
@@ -192,10 +197,5 @@ class Cursor {
   uint64_t total_ = 0;
 };
 
-// Byte size of one element of a builtin type handle without a table look-up
-// (the size lives in the handle bits); 0 if `handle` is not builtin.
-inline uint64_t builtinSize(int handle) {
-  return ((static_cast<uint32_t>(handle) >> 24) == 0x31) ? ((static_cast<uint32_t>(handle) >> 8) & 0xff) : 0;
-}
 
 }  // namespace shmcoll::dt

@@ -25,6 +25,7 @@
 
 #include "common/status.h"
 #include "dt/datatype.h"
+#include "runtime/types.h"
 
 namespace shmcoll::op {
 
@@ -260,7 +261,7 @@ const Basic* basicOf(MPI_Datatype h) {
     set(MPI_LONG_DOUBLE_INT, pairBasic<long double>());
     return t;
   }();
-  if (dt::builtinSize(h) == 0) return nullptr;
+  if (rt::builtinSize(h) == 0) return nullptr;
   const uint32_t id = static_cast<uint32_t>(h) & 0xff;
   if (id >= table.size() || !table[id].fn) return nullptr;
   return &table[id];
@@ -291,7 +292,7 @@ bool commutative(MPI_Op op) {
 }
 
 int check(MPI_Op op, MPI_Datatype type) {
-  const dt::Type* t = dt::fromHandle(type);
+  const dt::Type* t = rt::type(type);
   if (!t) return fail(MPI_ERR_TYPE, "datatype = %#x is not a valid datatype", static_cast<unsigned>(type));
   if (!t->committed) return fail(MPI_ERR_TYPE, "datatype is a derived datatype that was not committed");
   if (op == MPI_REPLACE || op == MPI_NO_OP)
@@ -311,14 +312,14 @@ int check(MPI_Op op, MPI_Datatype type) {
                 info->name, typeName(t));
   const Basic* basic = basicOf(b);
   if (!basic || !(basic->cls & info->classes))
-    return fail(MPI_ERR_OP, "%s is not defined on %s%s%s", info->name, typeName(dt::fromHandle(b)),
+    return fail(MPI_ERR_OP, "%s is not defined on %s%s%s", info->name, typeName(rt::type(b)),
                 t->builtin ? "" : ", the predefined type inside datatype ", t->builtin ? "" : typeName(t));
   return 0;
 }
 
 void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype type, const dt::Type* t) {
   if (count == 0 || op == MPI_NO_OP) return;
-  if (!t) t = dt::fromHandle(type);
+  if (!t) t = rt::type(type);
   if (UserOp* u = heldUser(op)) {
     const int64_t ext = t->extent();
     const char* a = static_cast<const char*>(in);

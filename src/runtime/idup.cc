@@ -61,6 +61,7 @@
 #include "runtime/attr.h"
 #include "runtime/context.h"
 #include "transport/lanes.h"
+#include "runtime/types.h"
 
 namespace shmcoll::rt {
 
@@ -82,7 +83,7 @@ struct Msg {
 };
 
 const dt::Type* byteType() {
-  static const dt::Type* t = dt::fromHandle(MPI_BYTE);
+  static const dt::Type* t = rt::type(MPI_BYTE);
   return t;
 }
 

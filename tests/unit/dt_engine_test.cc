@@ -23,8 +23,8 @@
 #include <random>
 #include <vector>
 
+#include "runtime/types.h"
 #include "dt/datatype.h"
-#include "dt/registry.h"
 
 namespace {
 
@@ -470,7 +470,7 @@ void checkOne(Gen& g, const DescP& desc, int iter) {
   const Ref r = reference(*desc);
   MPI_Datatype h = build(*desc);
   ASSERT_EQ(MPI_Type_commit(&h), MPI_SUCCESS);
-  const Type* t = shmcoll::dt::fromHandle(h);
+  const Type* t = shmcoll::rt::type(h);
   ASSERT_NE(t, nullptr);
   SCOPED_TRACE(testing::Message() << "iteration " << iter << ", tier " << shmcoll::dt::tierName(t->tier)
                                   << ", entries " << r.entries.size());
@@ -605,7 +605,7 @@ void checkOne(Gen& g, const DescP& desc, int iter) {
 }
 
 TEST(DtRandom, NestedTypesMatchReference) {
-  const size_t before = shmcoll::dt::liveHandles();
+  const size_t before = shmcoll::rt::liveHandles();
   Gen g(12345);
   int done = 0;
   for (int iter = 0; done < 3000; ++iter) {
@@ -616,7 +616,7 @@ TEST(DtRandom, NestedTypesMatchReference) {
     ++done;
   }
   // Every intermediate and final handle was freed.
-  EXPECT_EQ(shmcoll::dt::liveHandles(), before);
+  EXPECT_EQ(shmcoll::rt::liveHandles(), before);
   // The pool exercised every pack tier.
   std::printf("random pool: empty %d, contig %d, blocks %d, regular %d, irregular %d; largest type map %zu entries; "
               "%ld bytes packed\n",
@@ -840,7 +840,7 @@ TEST(DtShapes, DupKeepsShapeAndCommit) {
   MPI_Type_commit(&v);
   MPI_Type_dup(v, &d);
   EXPECT_SHAPE(d, 8, 0, 16, 0, 16);
-  EXPECT_TRUE(shmcoll::dt::fromHandle(d)->committed);
+  EXPECT_TRUE(shmcoll::rt::type(d)->committed);
   MPI_Type_free(&v);
   MPI_Type_free(&d);
 }
@@ -852,7 +852,7 @@ TEST(DtEngine, RegularTypesStayCompact) {
   MPI_Datatype v;
   MPI_Type_vector(1 << 22, 1, 2, MPI_DOUBLE, &v);
   MPI_Type_commit(&v);
-  const Type* t = shmcoll::dt::fromHandle(v);
+  const Type* t = shmcoll::rt::type(v);
   EXPECT_EQ(t->tier, shmcoll::dt::Tier::kRegular);
   EXPECT_FALSE(t->blocksComplete);
   EXPECT_TRUE(t->blocks.empty());
@@ -872,29 +872,29 @@ TEST(DtEngine, TiersAndContiguity) {
   MPI_Datatype c, big, st, face;
   MPI_Type_contiguous(10, MPI_DOUBLE, &c);
   MPI_Type_commit(&c);
-  EXPECT_TRUE(shmcoll::dt::fromHandle(c)->contiguous);
-  EXPECT_EQ(shmcoll::dt::fromHandle(c)->tier, shmcoll::dt::Tier::kContig);
+  EXPECT_TRUE(shmcoll::rt::type(c)->contiguous);
+  EXPECT_EQ(shmcoll::rt::type(c)->tier, shmcoll::dt::Tier::kContig);
   MPI_Type_vector(10, 512, 1024, MPI_DOUBLE, &big);
   MPI_Type_commit(&big);
-  EXPECT_EQ(shmcoll::dt::fromHandle(big)->tier, shmcoll::dt::Tier::kBlocks);
+  EXPECT_EQ(shmcoll::rt::type(big)->tier, shmcoll::dt::Tier::kBlocks);
   st = struct2(MPI_CHAR, 0, MPI_DOUBLE, 8);
   MPI_Type_commit(&st);
-  EXPECT_FALSE(shmcoll::dt::fromHandle(st)->contiguous);
-  EXPECT_EQ(shmcoll::dt::fromHandle(st)->tier, shmcoll::dt::Tier::kIrregular);
+  EXPECT_FALSE(shmcoll::rt::type(st)->contiguous);
+  EXPECT_EQ(shmcoll::rt::type(st)->tier, shmcoll::dt::Tier::kIrregular);
   // The z face of a 16^3 C array: 256 doubles at stride 16*8 after folding.
   int sizes[3] = {16, 16, 16}, sub[3] = {16, 16, 1}, start[3] = {0, 0, 5};
   MPI_Type_create_subarray(3, sizes, sub, start, MPI_ORDER_C, MPI_DOUBLE, &face);
   MPI_Type_commit(&face);
-  EXPECT_EQ(shmcoll::dt::fromHandle(face)->tier, shmcoll::dt::Tier::kRegular);
-  EXPECT_EQ(shmcoll::dt::fromHandle(face)->numBlocks, 256u);
+  EXPECT_EQ(shmcoll::rt::type(face)->tier, shmcoll::dt::Tier::kRegular);
+  EXPECT_EQ(shmcoll::rt::type(face)->numBlocks, 256u);
   // A resized contiguous type whose extent is its size stays contiguous; a larger extent does not.
   MPI_Datatype r1, r2;
   MPI_Type_create_resized(c, 0, 80, &r1);
   MPI_Type_create_resized(c, 0, 88, &r2);
   MPI_Type_commit(&r1);
   MPI_Type_commit(&r2);
-  EXPECT_TRUE(shmcoll::dt::fromHandle(r1)->contiguous);
-  EXPECT_FALSE(shmcoll::dt::fromHandle(r2)->contiguous);
+  EXPECT_TRUE(shmcoll::rt::type(r1)->contiguous);
+  EXPECT_FALSE(shmcoll::rt::type(r2)->contiguous);
   for (MPI_Datatype* t : {&c, &big, &st, &face, &r1, &r2}) MPI_Type_free(t);
 }
 

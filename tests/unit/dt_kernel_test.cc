@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/types.h"
 #include "copy/copy.h"
 #include "dt/datatype.h"
 #include "dt/kernels.h"
@@ -271,7 +272,7 @@ void checkWindows(MPI_Datatype type, const Layout& l, int count, int64_t edge, s
   fill(src, rng, true);
   std::vector<uint8_t> expect(static_cast<size_t>(total));
   for (int64_t i = 0; i < total; ++i) expect[i] = src[origin + map[i]];
-  const shmcoll::dt::Type* t = shmcoll::dt::fromHandle(type);
+  const shmcoll::dt::Type* t = shmcoll::rt::type(type);
   ASSERT_NE(t, nullptr);
   ASSERT_TRUE(t->committed);
   ASSERT_EQ(static_cast<int64_t>(t->size) * count, total);
@@ -482,7 +483,7 @@ TEST(DtKernelsCursor, LargeMessageIn64KiBWindows) {
     SCOPED_TRACE(k.name);
     MPI_Aint lb, ext;
     MPI_Type_get_extent(k.type, &lb, &ext);
-    const shmcoll::dt::Type* t = shmcoll::dt::fromHandle(k.type);
+    const shmcoll::dt::Type* t = shmcoll::rt::type(k.type);
     std::vector<uint8_t> src(static_cast<size_t>(ext) * k.count), back(src.size(), 0);
     std::mt19937 rng(5);
     fill(src, rng, true);

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "dt/registry.h"
+#include "runtime/types.h"
 #include "runtime/attr.h"
 #include "runtime/context.h"
 #include "runtime/info.h"
@@ -457,7 +457,7 @@ class Attr : public testing::Test {
     gCopyFlag = 1;
     keyvals0_ = shmcoll::rt::liveKeyvals();
     contexts0_ = contextsInUse();
-    types0_ = shmcoll::dt::liveHandles();
+    types0_ = shmcoll::rt::liveHandles();
     ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), MPI_SUCCESS);
     ASSERT_EQ(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), MPI_SUCCESS);
   }
@@ -468,7 +468,7 @@ class Attr : public testing::Test {
     }
     EXPECT_EQ(shmcoll::rt::liveKeyvals(), keyvals0_) << "keyvals leaked";
     EXPECT_EQ(contextsInUse(), contexts0_) << "communicators leaked";
-    EXPECT_EQ(shmcoll::dt::liveHandles(), types0_) << "datatypes leaked";
+    EXPECT_EQ(shmcoll::rt::liveHandles(), types0_) << "datatypes leaked";
   }
   int value(MPI_Comm c, int kv, void** v) {
     int flag = -1;
@@ -853,10 +853,10 @@ TEST_F(Attr, DatatypeAttributes) {
   gEvents.clear();
   gCopyRc = MPI_ERR_OTHER;
   MPI_Datatype d2 = MPI_INT;
-  const size_t handles = shmcoll::dt::liveHandles();
+  const size_t handles = shmcoll::rt::liveHandles();
   EXPECT_ERR(MPI_Type_dup(t, &d2), MPI_ERR_OTHER, "MPI_Type_dup", "copy callback");
   EXPECT_EQ(d2, MPI_DATATYPE_NULL);
-  EXPECT_EQ(shmcoll::dt::liveHandles(), handles);
+  EXPECT_EQ(shmcoll::rt::liveHandles(), handles);
   gCopyRc = MPI_SUCCESS;
 
   // A failing delete callback fails MPI_Type_free, and the type stays usable.

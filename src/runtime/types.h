@@ -1,0 +1,42 @@
+// The handle table of datatypes: which MPI_Datatype handle names which
+// dt::Type.  Predefined types live in a static table indexed by the id in
+// the handle; user-created ones in a table indexed by the low bits of the
+// handle, which look-ups read without a lock.
+#pragma once
+
+#include <mutex>
+
+#include "dt/datatype.h"
+
+namespace shmcoll::rt {
+
+using dt::Type;
+
+// The type behind `handle` (predefined or user, committed or not); nullptr
+// for MPI_DATATYPE_NULL or garbage.
+const Type* type(int handle);
+
+// The predefined type for `handle`, or nullptr.
+const Type* builtinType(int handle);
+
+// Byte size of one element of a predefined type's handle without a table
+// look-up (the size lives in the handle bits); 0 if `handle` is not predefined.
+inline uint64_t builtinSize(int handle) {
+  return ((static_cast<uint32_t>(handle) >> 24) == 0x31) ? ((static_cast<uint32_t>(handle) >> 8) & 0xff) : 0;
+}
+
+// Registers a user type, takes a reference for the handle (refs + 1,
+// handleRefs = 1) and returns its new handle (0x32000000 | index).
+int registerType(Type* t);
+// The user type behind `handle` (committed or not), or nullptr.
+Type* userType(int handle);
+// Drops the handle and its reference; the Type itself is freed once nothing
+// references it.
+void releaseHandle(int handle);
+// Number of live user handles (tests check for leaks).
+size_t liveHandles();
+
+// Guards the handle table and the reference counts (dt::refMutex).
+inline std::recursive_mutex& registryMutex() { return dt::refMutex(); }
+
+}  // namespace shmcoll::rt
