@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <mpi.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
@@ -29,6 +30,14 @@ extern char** environ;
 namespace shmcoll::launcher {
 
 namespace {
+
+// The CPUs this process may run on (its affinity mask), at least 1.
+unsigned onlineCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
 
 constexpr uint64_t kKeySignal = 1;
 constexpr const char* kOurVars[] = {"SHMCOLL_RANK", "SHMCOLL_SIZE", "SHMCOLL_SEG_FD", "SHMCOLL_SEG_SIZE",
@@ -132,6 +141,14 @@ void Job::prepare() {
   n_ = static_cast<uint32_t>(opts_.nranks > 0 ? opts_.nranks : ncores);
   policy_ = opts_.bindGiven ? opts_.bind : (n_ <= ncores ? topo::BindPolicy::kCore : topo::BindPolicy::kNone);
   plan_ = topo::planBinding(topo_.info(), n_, policy_);
+  // A topology of another machine (HWLOC_SYNTHETIC, HWLOC_XMLFILE: tests of
+  // the NUMA logic) lays the job out as on it: each rank's NUMA node is
+  // recorded as there, for the library's levels (coll/levels.h), but nothing
+  // is bound or placed, and the wait policy counts this machine's CPUs.
+  if (!topo_.thisSystem()) {
+    for (topo::RankBinding& b : plan_) b.cpuset.clear();
+    realCpus_ = onlineCpus();
+  }
   programPath_ = resolveProgram(opts_.program[0]);
   grace_ = std::chrono::milliseconds(settings::integer(settings::Id::kKillGraceMs));
 
@@ -174,7 +191,8 @@ void Job::prepare() {
   // Each rank's area on its node; with --bind-to none the node is -1 (or the
   // only node) for every rank, and placeAreas interleaves the whole range.
   std::vector<int> nodes(n_);
-  for (uint32_t r = 0; r < n_; ++r) nodes[r] = policy_ == topo::BindPolicy::kNone ? -1 : plan_[r].numaNode;
+  for (uint32_t r = 0; r < n_; ++r)
+    nodes[r] = policy_ == topo::BindPolicy::kNone || realCpus_ ? -1 : plan_[r].numaNode;
   req.place = [this, nodes](void* base, size_t, size_t pageSize) {
     return numa::placeAreas(static_cast<char*>(base) + layout_.rankAreaOffset, layout_.rankAreaStride, nodes,
                             false, pageSize);
@@ -201,10 +219,10 @@ void Job::prepare() {
   if (getrandom(&jobId_, sizeof jobId_, GRND_NONBLOCK) != sizeof jobId_)
     jobId_ = static_cast<uint64_t>(getpid()) << 32 ^ static_cast<uint64_t>(Clock::now().time_since_epoch().count());
   jobId_ &= (1ull << 63) - 1;  // stays positive for any reader that parses it signed
-  segment::initHeader(shm_.base, layout_, jobId_, static_cast<uint32_t>(getpid()), ncores);
+  segment::initHeader(shm_.base, layout_, jobId_, static_cast<uint32_t>(getpid()), realCpus_ ? realCpus_ : ncores);
   view_ = segment::View(shm_.base);
   for (uint32_t r = 0; r < n_; ++r) {
-    view_.ctl(r)->cpu = policy_ == topo::BindPolicy::kCore ? plan_[r].cpu : -1;
+    view_.ctl(r)->cpu = policy_ == topo::BindPolicy::kCore && !realCpus_ ? plan_[r].cpu : -1;
     view_.ctl(r)->numaNode = plan_[r].numaNode;
   }
   segFd_ = shm::inheritableFd(shm_);

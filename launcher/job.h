@@ -66,6 +66,7 @@ class Job {
   Options opts_;
   uint32_t n_ = 0;
   topo::Topology topo_;
+  unsigned realCpus_ = 0;  // the CPUs this machine gives us, when topo_ describes another one
   topo::BindPolicy policy_ = topo::BindPolicy::kNone;
   std::vector<topo::RankBinding> plan_;
   segment::Layout layout_;

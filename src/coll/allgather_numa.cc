@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "coll/cost.h"
+#include "coll/exchange_inline.h"
 #include "coll/levels.h"
 #include "coll/registry.h"
 #include "common/status.h"
@@ -76,9 +77,20 @@ double hierarchicalCost(const Operation& o) {
          cost::round(b * s.remoteShare, 0, 1);
 }
 
+// Every rank must make the same choice: where the inline path is open, a rank
+// whose own block fits its lane takes it (its lanes are a round's, which the
+// exchange reads, but not this algorithm's two rounds), so this runs only when
+// no rank's block fits -- which every rank knows, the receive layout being
+// significant everywhere.
 bool eligible(const Operation& o) {
   if (!o.args || !o.args->broadcast || !o.args->allPairs || o.at.inter()) return false;
-  return levelsOf(o.team()).numa.spansMany();
+  Team& team = o.team();
+  if (!levelsOf(team).numa.spansMany()) return false;
+  const InlineGate& g = inlineGate(team, o.args->op);
+  if (!g.open) return true;
+  for (uint32_t q = 0; q < team.size(); ++q)
+    if (o.args->recv(q).bytes() <= g.cap[1]) return false;
+  return true;
 }
 
 // Round 1: my block to my domain and to the other domains' leaders.

@@ -127,6 +127,7 @@ constexpr uint32_t kInlineOps = opBit(Op::kAlltoall) | opBit(Op::kAlltoallv) | o
 bool eligible(const Operation& o) {
   if (!o.args || !o.args->allPairs || o.team().size() == 1) return false;
   const InlineGate& g = inlineGate(o.team(), o.args->op);
+  if (!g.open) return false;
   const uint64_t cap = g.cap[o.args->broadcast ? 1 : 0];
   const uint32_t n = o.team().size(), me = o.team().rank;
   if (o.args->broadcast) return o.args->send(0).bytes() <= cap;

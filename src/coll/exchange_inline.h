@@ -159,6 +159,8 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   const uint32_t n = team.size(), me = team.rank;
   if (n == 1 || !a.allPairs) return 0;
   const InlineGate& g = inlineGate(team, a.op);
+  if (!g.open) [[unlikely]]
+    return 0;
   const uint64_t cap = g.cap[a.broadcast ? 1 : 0];
   if (a.broadcast) {
     if (a.send(0).bytes() > cap) return 0;

@@ -266,6 +266,7 @@ void fillInlineGate(Team& team, Op op) {
   const Algorithm* forced = ch.forced[static_cast<int>(op)];
   const bool off = (forced && forced != &kInlineAlgorithm && (kInlineAlgorithm.ops & opBit(op))) ||
                    (ch.pull == PullPolicy::kAlways && transport::pulls().cma);
+  g.open = !off;
   g.cap[0] = off ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneBytes(team.size())));
   g.cap[1] = off ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneAreaBytes()));
   g.verbose = ch.verbose != 0;

@@ -13,7 +13,17 @@
 // algorithm on each rank; 2 on every call.
 //
 // Costs are estimates in microseconds for this call on this team: they only
-// need to order the eligible algorithms of one operation correctly.  The
+// need to order the eligible algorithms of one operation correctly.
+//
+// Every rank of a call must choose the same algorithm (their messages must
+// meet), so eligibility and cost may look only at what is the same on every
+// rank: the team, the operation, the arguments the standard makes
+// significant everywhere (allgather(v)'s receive layout, a reduction's count
+// and type), never at this rank's own blocks.  The one exception is the
+// inline path, which every rank takes or not by its own blocks: its lanes
+// are a round's lanes, so the exchange's consumer reads them on a rank that
+// did not take it (exchange_inline.h), and the other way round.  Forcing
+// another algorithm closes the inline path on every rank.  The
 // inline path is the exception that proves the rule: it is eligible only
 // when every block fits its lane, and then always the cheapest, so the
 // blocking entry point tests that first, inline (coll/dispatch.h), and

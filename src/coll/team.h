@@ -76,10 +76,13 @@ struct TeamCache {
 };
 
 // The largest block the inline path takes for one operation on this team,
-// per lane kind (0: a lane per reader, 1: one shared lane); 0 when it must
-// not run.  Filled on first use (registry.cc).
+// per lane kind (0: a lane per reader, 1: one shared lane), and whether it
+// may run at all (not when another algorithm is forced: every rank must then
+// run that one, even a rank whose blocks are empty).  Filled on first use
+// (registry.cc).
 struct InlineGate {
   bool filled = false;
+  bool open = false;
   bool verbose = false;
   uint64_t cap[2] = {};
 };

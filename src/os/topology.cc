@@ -108,6 +108,8 @@ int Topology::loadSystem() {
   return finishLoad();
 }
 
+bool Topology::thisSystem() const { return topo_ && hwloc_topology_is_thissystem(topo_); }
+
 int Topology::loadSynthetic(const std::string& description) {
   if (topo_) hwloc_topology_destroy(topo_);
   topo_ = nullptr;

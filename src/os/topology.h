@@ -73,6 +73,10 @@ class Topology {
   int loadXml(const std::string& path);
 
   bool loaded() const { return topo_ != nullptr; }
+  // False when the topology describes another machine: hwloc was pointed at
+  // a synthetic description or an XML export (HWLOC_SYNTHETIC,
+  // HWLOC_XMLFILE, loadSynthetic, loadXml), for tests of placement logic.
+  bool thisSystem() const;
   unsigned ncores() const { return static_cast<unsigned>(info_.cores.size()); }
   unsigned nnumaNodes() const { return static_cast<unsigned>(info_.numaNodes.size()); }
   const TopologyInfo& info() const { return info_; }

@@ -822,13 +822,22 @@ TU_UNUSED static void gb_check(const gb *g, const char *what, const char *which)
           where, g->img[o], g->all[o]);
 }
 
-/* main() of the per-collective programs: "coll_x [large=MiB] [quick]". */
+/* main() of the per-collective programs: "coll_x [large=MiB] [quick] [interleave]".
+ * With `interleave` the suite runs on a communicator of the same processes in
+ * another order (the even world ranks first, then the odd ones), so that
+ * neighbours in its rank order are not neighbours in the machine. */
 TU_UNUSED static int tu_suite_main(int op, const char *prog, int argc, char **argv) {
   tu_init(&argc, &argv, prog);
   tu_catalog_init();
   long large = tu_arg_long(argc, argv, "large", 64);
   int quick = tu_arg_flag(argc, argv, "quick");
-  tu_suite(op, MPI_COMM_WORLD, large, quick);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (tu_arg_flag(argc, argv, "interleave")) {
+    TU_CALL(MPI_Comm_split(MPI_COMM_WORLD, 0, (tu_rank % 2) * tu_size + tu_rank, &comm));
+    TU_CALL(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+  }
+  tu_suite(op, comm, large, quick);
+  if (comm != MPI_COMM_WORLD) TU_CALL(MPI_Comm_free(&comm));
   tu_catalog_free();
   return tu_finish(NULL);
 }
