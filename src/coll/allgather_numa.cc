@@ -170,14 +170,10 @@ int run(Operation& o) {
 
 }  // namespace
 
-extern const Algorithm kNumaAllgatherAlgorithm = {
-    "numa_allgather",
-    "two rounds: within each NUMA domain and to the domain leaders, then leader to domain",
-    opBit(Op::kAllgather) | opBit(Op::kAllgatherv),
-    kBlocking,
-    false,
-    eligible,
-    hierarchicalCost,
-    run};
+extern const Algorithm kNumaAllgatherAlgorithm =
+    Algorithm("numa_allgather", "two rounds: within each NUMA domain and to the domain leaders, then leader to domain",
+              opBit(Op::kAllgather) | opBit(Op::kAllgatherv), kBlocking, run)
+        .when(eligible)
+        .costing(hierarchicalCost);
 
 }  // namespace shmcoll::coll

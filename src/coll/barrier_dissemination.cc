@@ -32,8 +32,8 @@ int barrierOn(Team& team) {
   return 0;
 }
 
-extern const Algorithm kDisseminationAlgorithm = {
-    "dissemination", "ceil(log2 n) rounds of one barrier line each",  opBit(Op::kBarrier), kBlocking, false, nullptr,
-    nullptr,         [](Operation& o) { return barrierOn(o.team()); }};
+extern const Algorithm kDisseminationAlgorithm =
+    Algorithm("dissemination", "ceil(log2 n) rounds of one barrier line each", opBit(Op::kBarrier), kBlocking,
+              [](Operation& o) { return barrierOn(o.team()); });
 
 }  // namespace shmcoll::coll

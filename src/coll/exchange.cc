@@ -54,10 +54,9 @@ int run(Operation& o) {
 
 // (The reductions' and numa_allgather's rounds run it too, through
 // innerExchange, under their own operation's thresholds.)
-extern const Algorithm kExchangeAlgorithm = {
-    "exchange",   "one round: blocks inline, pulled in place, or streamed through the mailbox slots",
-    kOps,         kBlocking,
-    false,        nullptr,
-    exchangeCost, run};
+extern const Algorithm kExchangeAlgorithm =
+    Algorithm("exchange", "one round: blocks inline, pulled in place, or streamed through the mailbox slots", kOps,
+              kBlocking, run)
+        .costing(exchangeCost);
 
 }  // namespace shmcoll::coll

@@ -144,13 +144,9 @@ int run(Operation& o) {
 
 }  // namespace
 
-extern const Algorithm kInlineAlgorithm = {"inline",
-                                           "every block in its lane, with its announcement (small blocks)",
-                                           kInlineOps,
-                                           kBlocking,
-                                           false,
-                                           eligible,
-                                           [](const Operation&) { return 0.0; },
-                                           run};
+extern const Algorithm kInlineAlgorithm =
+    Algorithm("inline", "every block in its lane, with its announcement (small blocks)", kInlineOps, kBlocking, run)
+        .when(eligible)
+        .costing([](const Operation&) { return 0.0; });
 
 }  // namespace shmcoll::coll

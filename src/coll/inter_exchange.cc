@@ -70,23 +70,13 @@ int runBarrier(Operation& o) {
 
 }  // namespace
 
-extern const Algorithm kInterExchangeAlgorithm = {
-    "inter_exchange",
-    "one round of point-to-point messages over the pairs across the two groups",
-    kOps,
-    kBlocking | kNonblocking,
-    true,
-    nullptr,
-    nullptr,
-    runExchange};
+extern const Algorithm kInterExchangeAlgorithm =
+    Algorithm("inter_exchange", "one round of point-to-point messages over the pairs across the two groups", kOps,
+              kBlocking | kNonblocking, runExchange)
+        .onIntercommunicators();
 
-extern const Algorithm kInterBarrierAlgorithm = {"inter_barrier",
-                                                 "dissemination over both groups' members",
-                                                 opBit(Op::kBarrier),
-                                                 kBlocking | kNonblocking,
-                                                 true,
-                                                 nullptr,
-                                                 nullptr,
-                                                 runBarrier};
+extern const Algorithm kInterBarrierAlgorithm = Algorithm("inter_barrier", "dissemination over both groups' members",
+                                                          opBit(Op::kBarrier), kBlocking | kNonblocking, runBarrier)
+                                                    .onIntercommunicators();
 
 }  // namespace shmcoll::coll

@@ -74,11 +74,7 @@ int runReduce(Operation& o) {
     gather.xfers.push_back({false, g.remoteBase + p, {t, r.count, r.type}});
   }
   char* acc = sched::tempLike(s, r.count, r.type);
-  const Reduction red = r;
-  gather.after = [in, acc, red]() {
-    sched::fold(in, acc, red, red.count);
-    transport::selfCopy({acc, red.count, red.type}, {static_cast<const char*>(red.out), red.count, red.type});
-  };
+  sched::foldAfter(gather, in, acc, r, r.count, {static_cast<const char*>(r.out), r.count, r.type});
   return sched::start(o, s);
 }
 
@@ -131,33 +127,19 @@ int runReduceScatter(Operation& o) {
 
 }  // namespace
 
-extern const Algorithm kInterReduceAlgorithm = {"inter_reduce",
-                                                "the other group's inputs to the root, folded in their rank order",
-                                                opBit(Op::kReduce),
-                                                kBlocking | kNonblocking,
-                                                true,
-                                                nullptr,
-                                                nullptr,
-                                                runReduce};
+extern const Algorithm kInterReduceAlgorithm =
+    Algorithm("inter_reduce", "the other group's inputs to the root, folded in their rank order", opBit(Op::kReduce),
+              kBlocking | kNonblocking, runReduce)
+        .onIntercommunicators();
 
-extern const Algorithm kInterAllreduceAlgorithm = {
-    "inter_allreduce",
-    "each leader folds its group's inputs and sends the fold to the other group",
-    opBit(Op::kAllreduce),
-    kBlocking | kNonblocking,
-    true,
-    nullptr,
-    nullptr,
-    runAllreduce};
+extern const Algorithm kInterAllreduceAlgorithm =
+    Algorithm("inter_allreduce", "each leader folds its group's inputs and sends the fold to the other group",
+              opBit(Op::kAllreduce), kBlocking | kNonblocking, runAllreduce)
+        .onIntercommunicators();
 
-extern const Algorithm kInterReduceScatterAlgorithm = {
-    "inter_reduce_scatter",
-    "the leaders fold their groups' inputs, swap the folds and scatter them",
-    opBit(Op::kReduceScatter) | opBit(Op::kReduceScatterBlock),
-    kBlocking | kNonblocking,
-    true,
-    nullptr,
-    nullptr,
-    runReduceScatter};
+extern const Algorithm kInterReduceScatterAlgorithm =
+    Algorithm("inter_reduce_scatter", "the leaders fold their groups' inputs, swap the folds and scatter them",
+              opBit(Op::kReduceScatter) | opBit(Op::kReduceScatterBlock), kBlocking | kNonblocking, runReduceScatter)
+        .onIntercommunicators();
 
 }  // namespace shmcoll::coll

@@ -87,6 +87,26 @@ class Reducer {
   char* out_;
 };
 
+// Runs a blocking reduction: nothing for no elements, a local copy on a team
+// of one, else body(reducer).
+template <class Body>
+int reduceWith(Operation& o, Body&& body) {
+  const Reduction& r = *o.red;
+  if (r.count == 0) return 0;
+  Reducer x(o.team(), r, o.op);
+  if (x.n_ > 1) return body(x);
+  switch (o.op) {
+    case Op::kExscan:
+      return 0;  // (rank 0's output is not touched)
+    case Op::kReduceScatter:
+    case Op::kReduceScatterBlock:
+      copyTyped(x.out_, x.in_, o.counts[0], r.type);
+      return 0;
+    default:
+      return x.alone();
+  }
+}
+
 // The blocking reductions whose inputs, times the other ranks, are at most
 // this many bytes (SHMCOLL_REDUCE_SMALL, else the decision table's
 // reduce_small, else 16 KiB): where reduce_direct and reduce_sliced cost the

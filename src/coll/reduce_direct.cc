@@ -81,33 +81,18 @@ int scan(Reducer& x, bool exclusive) {
 }
 
 int run(Operation& o) {
-  const Reduction& r = *o.red;
-  if (r.count == 0) return 0;
-  Reducer x(o.team(), r, o.op);
-  if (x.n_ == 1) {
-    if (o.op == Op::kExscan) return 0;
-    return x.alone();
-  }
-  switch (o.op) {
-    case Op::kAllreduce:
-      return allreduce(x);
-    case Op::kReduce:
-      return reduce(x, static_cast<uint32_t>(o.root));
-    default:
-      return scan(x, o.exclusive);
-  }
+  return reduction::reduceWith(o, [&](Reducer& x) {
+    if (o.op == Op::kAllreduce) return allreduce(x);
+    if (o.op == Op::kReduce) return reduce(x, static_cast<uint32_t>(o.root));
+    return scan(x, o.exclusive);
+  });
 }
 
 }  // namespace
 
-extern const Algorithm kReduceDirectAlgorithm = {
-    "reduce_direct",
-    "one round of whole inputs to the ranks that need them, then a fold in rank order",
-    opBit(Op::kAllreduce) | opBit(Op::kReduce) | opBit(Op::kScan) | opBit(Op::kExscan),
-    kBlocking,
-    false,
-    nullptr,
-    reduction::directCost,
-    run};
+extern const Algorithm kReduceDirectAlgorithm =
+    Algorithm("reduce_direct", "one round of whole inputs to the ranks that need them, then a fold in rank order",
+              opBit(Op::kAllreduce) | opBit(Op::kReduce) | opBit(Op::kScan) | opBit(Op::kExscan), kBlocking, run)
+        .costing(reduction::directCost);
 
 }  // namespace shmcoll::coll

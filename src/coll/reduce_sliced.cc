@@ -96,45 +96,29 @@ int scan(Reducer& x, bool exclusive) {
 }
 
 int run(Operation& o) {
-  const Reduction& r = *o.red;
-  if (r.count == 0) return 0;
-  Reducer x(o.team(), r, o.op);
-  if (x.n_ == 1) {
+  return reduction::reduceWith(o, [&](Reducer& x) {
     switch (o.op) {
-      case Op::kExscan:
-        return 0;
+      case Op::kAllreduce:
+        return allreduce(x);
+      case Op::kReduce:
+        return reduce(x, static_cast<uint32_t>(o.root));
       case Op::kReduceScatter:
       case Op::kReduceScatterBlock:
-        reduction::copyTyped(x.out_, x.in_, o.counts[0], r.type);
-        return 0;
+        return reduceScatter(x, o.counts);
       default:
-        return x.alone();
+        return scan(x, o.exclusive);
     }
-  }
-  switch (o.op) {
-    case Op::kAllreduce:
-      return allreduce(x);
-    case Op::kReduce:
-      return reduce(x, static_cast<uint32_t>(o.root));
-    case Op::kReduceScatter:
-    case Op::kReduceScatterBlock:
-      return reduceScatter(x, o.counts);
-    default:
-      return scan(x, o.exclusive);
-  }
+  });
 }
 
 }  // namespace
 
-extern const Algorithm kReduceSlicedAlgorithm = {
-    "reduce_sliced",
-    "reduce-scatter round, a fold of one slice per rank, then a round that returns the slices",
-    opBit(Op::kAllreduce) | opBit(Op::kReduce) | opBit(Op::kReduceScatter) | opBit(Op::kReduceScatterBlock) |
-        opBit(Op::kScan) | opBit(Op::kExscan),
-    kBlocking,
-    false,
-    nullptr,
-    [](const Operation&) { return reduction::kSlicedCost; },
-    run};
+extern const Algorithm kReduceSlicedAlgorithm =
+    Algorithm("reduce_sliced",
+              "reduce-scatter round, a fold of one slice per rank, then a round that returns the slices",
+              opBit(Op::kAllreduce) | opBit(Op::kReduce) | opBit(Op::kReduceScatter) | opBit(Op::kReduceScatterBlock) |
+                  opBit(Op::kScan) | opBit(Op::kExscan),
+              kBlocking, run)
+        .costing([](const Operation&) { return reduction::kSlicedCost; });
 
 }  // namespace shmcoll::coll

@@ -227,7 +227,6 @@ int choose(Operation& o, TeamCache::Candidates& c) {
   return best->run(o);
 }
 
-
 void fillThresholds(Team& team, Op op) {
   Thresholds& t = team.cache().thresholds[static_cast<int>(op)];
   const char* name = opName(op);

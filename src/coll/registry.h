@@ -75,17 +75,37 @@ struct Operation {
 constexpr uint32_t opBit(Op op) { return 1u << static_cast<int>(op); }
 
 struct Algorithm {
-  const char* name;
-  const char* summary;  // one line: the mechanism
-  uint32_t ops;         // opBit() of each operation it runs
-  uint8_t modes;        // kBlocking | kNonblocking
-  bool inter;           // runs on intercommunicators (and only there)
+  const char* name = nullptr;
+  const char* summary = nullptr;  // one line: the mechanism
+  uint32_t ops = 0;               // opBit() of each operation it runs
+  uint8_t modes = 0;              // kBlocking | kNonblocking
+  bool inter = false;             // runs on intercommunicators (and only there)
   // Whether it can run `o` (nullptr: always).  May look at anything in `o`.
-  bool (*eligible)(const Operation&);
+  bool (*eligible)(const Operation&) = nullptr;
   // Its estimated cost (nullptr: 1).  Looks at the team, the operation and
   // o.bytes() only, so that a choice can be kept for calls of the same size.
-  double (*cost)(const Operation&);
-  int (*run)(Operation&);  // 0 or an error class; nonblocking: sets o.request
+  double (*cost)(const Operation&) = nullptr;
+  int (*run)(Operation&) = nullptr;  // 0 or an error class; nonblocking: sets o.request
+
+  // An algorithm's file declares it in one expression:
+  //   Algorithm("name", "summary", opBit(...) | ..., kBlocking, run).when(eligible).costing(cost)
+  constexpr Algorithm(const char* n, const char* s, uint32_t o, uint8_t m, int (*r)(Operation&))
+      : name(n), summary(s), ops(o), modes(m), run(r) {}
+  constexpr Algorithm onIntercommunicators() const {
+    Algorithm a = *this;
+    a.inter = true;
+    return a;
+  }
+  constexpr Algorithm when(bool (*e)(const Operation&)) const {
+    Algorithm a = *this;
+    a.eligible = e;
+    return a;
+  }
+  constexpr Algorithm costing(double (*c)(const Operation&)) const {
+    Algorithm a = *this;
+    a.cost = c;
+    return a;
+  }
 };
 
 // Runs `o` with the algorithm chosen for it: the one dispatch point.  The

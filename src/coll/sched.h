@@ -171,4 +171,14 @@ inline void fold(const std::vector<const char*>& in, char* acc, const Reduction&
   for (size_t j = in.size() - 1; j-- > 0;) combine(r, in[j], acc, count);
 }
 
+// After `round`: the inputs `in` (count elements of r's type each) folded in
+// rank order into the private `acc`, which is then copied to `out`.
+inline void foldAfter(Schedule::Round& round, std::vector<const char*> in, char* acc, const Reduction& r,
+                      uint64_t count, Block out) {
+  round.after = [in = std::move(in), acc, r, count, out]() {
+    fold(in, acc, r, count);
+    transport::selfCopy({acc, count, r.type}, out);
+  };
+}
+
 }  // namespace shmcoll::coll::sched

@@ -26,17 +26,12 @@ void barrierRounds(Schedule* s) {
 
 }  // namespace sched
 
-extern const Algorithm kSchedBarrierAlgorithm = {"sched_barrier",
-                                                 "dissemination over empty point-to-point messages",
-                                                 opBit(Op::kBarrier),
-                                                 kNonblocking,
-                                                 false,
-                                                 nullptr,
-                                                 nullptr,
-                                                 [](Operation& o) {
-                                                   auto* s = new sched::Schedule(o.team());
-                                                   sched::barrierRounds(s);
-                                                   return sched::start(o, s);
-                                                 }};
+extern const Algorithm kSchedBarrierAlgorithm =
+    Algorithm("sched_barrier", "dissemination over empty point-to-point messages", opBit(Op::kBarrier), kNonblocking,
+              [](Operation& o) {
+                auto* s = new sched::Schedule(o.team());
+                sched::barrierRounds(s);
+                return sched::start(o, s);
+              });
 
 }  // namespace shmcoll::coll

@@ -81,13 +81,7 @@ constexpr uint32_t kOps = opBit(Op::kAlltoall) | opBit(Op::kAlltoallv) | opBit(O
 
 }  // namespace
 
-extern const Algorithm kSchedExchangeAlgorithm = {"sched_exchange",
-                                                  "one round of point-to-point messages, every pair's block",
-                                                  kOps,
-                                                  kNonblocking,
-                                                  false,
-                                                  nullptr,
-                                                  nullptr,
-                                                  run};
+extern const Algorithm kSchedExchangeAlgorithm =
+    Algorithm("sched_exchange", "one round of point-to-point messages, every pair's block", kOps, kNonblocking, run);
 
 }  // namespace shmcoll::coll

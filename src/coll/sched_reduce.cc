@@ -23,9 +23,7 @@ namespace shmcoll::coll {
 
 namespace {
 
-using sched::combine;
-using sched::fold;
-using sched::tempLike;
+constexpr uint32_t kOps = opBit(Op::kReduce) | opBit(Op::kAllreduce);
 
 int run(Operation& o) {
   Team& team = o.team();
@@ -57,16 +55,12 @@ int run(Operation& o) {
       in[p] = mine;
       continue;
     }
-    char* t = tempLike(s, red.count, red.type);
+    char* t = sched::tempLike(s, red.count, red.type);
     in[p] = t;
     gather.xfers.push_back({false, p, {t, red.count, red.type}});
   }
-  char* acc = tempLike(s, red.count, red.type);
-  const Reduction r = red;
-  gather.after = [in, acc, r, out]() {
-    fold(in, acc, r, r.count);
-    transport::selfCopy({acc, r.count, r.type}, out);
-  };
+  char* acc = sched::tempLike(s, red.count, red.type);
+  sched::foldAfter(gather, in, acc, red, red.count, out);
   if (root < 0) {
     sched::Schedule::Round& bc = s->round();
     for (uint32_t p = 0; p < n; ++p)
@@ -77,14 +71,8 @@ int run(Operation& o) {
 
 }  // namespace
 
-extern const Algorithm kSchedReduceAlgorithm = {
-    "sched_reduce",
-    "every input to the root, a fold in rank order, (allreduce) the result back",
-    opBit(Op::kReduce) | opBit(Op::kAllreduce),
-    kNonblocking,
-    false,
-    nullptr,
-    nullptr,
-    run};
+extern const Algorithm kSchedReduceAlgorithm =
+    Algorithm("sched_reduce", "every input to the root, a fold in rank order, (allreduce) the result back", kOps,
+              kNonblocking, run);
 
 }  // namespace shmcoll::coll

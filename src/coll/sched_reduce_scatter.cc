@@ -24,9 +24,7 @@ namespace shmcoll::coll {
 
 namespace {
 
-using sched::combine;
-using sched::fold;
-using sched::tempLike;
+constexpr uint32_t kOps = opBit(Op::kReduceScatter) | opBit(Op::kReduceScatterBlock);
 
 int run(Operation& o) {
   Team& team = o.team();
@@ -51,7 +49,7 @@ int run(Operation& o) {
   in[me] = slice(me);
   for (uint32_t k = 1; k < n && mine > 0; ++k) {  // receives first, as in exchange()
     const uint32_t p = (me + n - k) % n;
-    char* t = tempLike(s, mine, red.type);
+    char* t = sched::tempLike(s, mine, red.type);
     in[p] = t;
     round.xfers.push_back({false, p, {t, mine, red.type}});
   }
@@ -60,25 +58,15 @@ int run(Operation& o) {
     if (counts[p] > 0) round.xfers.push_back({true, p, {slice(p), counts[p], red.type}});
   }
   if (mine == 0) return sched::start(o, s);
-  char* acc = tempLike(s, mine, red.type);
-  const Reduction r = red;
-  round.after = [in, acc, r, out, mine]() {
-    fold(in, acc, r, mine);
-    transport::selfCopy({acc, mine, r.type}, out);
-  };
+  char* acc = sched::tempLike(s, mine, red.type);
+  sched::foldAfter(round, in, acc, red, mine, out);
   return sched::start(o, s);
 }
 
 }  // namespace
 
-extern const Algorithm kSchedReduceScatterAlgorithm = {
-    "sched_reduce_scatter",
-    "slice p of every input to rank p in one round, then a fold in rank order",
-    opBit(Op::kReduceScatter) | opBit(Op::kReduceScatterBlock),
-    kNonblocking,
-    false,
-    nullptr,
-    nullptr,
-    run};
+extern const Algorithm kSchedReduceScatterAlgorithm =
+    Algorithm("sched_reduce_scatter", "slice p of every input to rank p in one round, then a fold in rank order", kOps,
+              kNonblocking, run);
 
 }  // namespace shmcoll::coll

@@ -21,9 +21,7 @@ namespace shmcoll::coll {
 
 namespace {
 
-using sched::combine;
-using sched::fold;
-using sched::tempLike;
+constexpr uint32_t kOps = opBit(Op::kScan) | opBit(Op::kExscan);
 
 int run(Operation& o) {
   Team& team = o.team();
@@ -41,8 +39,8 @@ int run(Operation& o) {
     if ((me ^ mask) < n) partners.push_back(me ^ mask);
   if (!exclusive && red.in) transport::selfCopy(input, out);
   if (partners.empty()) return sched::start(o, s);
-  char* p = tempLike(s, count, red.type);
-  char* t = tempLike(s, count, red.type);
+  char* p = sched::tempLike(s, count, red.type);
+  char* t = sched::tempLike(s, count, red.type);
   transport::selfCopy(input, {p, count, red.type});  // (in place: before recvbuf changes)
   char* result = static_cast<char*>(red.out);
   bool haveResult = !exclusive;
@@ -59,12 +57,12 @@ int run(Operation& o) {
         if (first)
           transport::selfCopy({t, count, r.type}, {result, count, r.type});
         else
-          combine(r, t, result, count);
-        if (!last) combine(r, t, p, count);
+          sched::combine(r, t, result, count);
+        if (!last) sched::combine(r, t, p, count);
       };
       haveResult = true;
     } else {
-      if (!last) round.after = [r, p, t, count]() { combine(r, p, t, count); };
+      if (!last) round.after = [r, p, t, count]() { sched::combine(r, p, t, count); };
       std::swap(p, t);  // the fold landed in t, which becomes P
     }
   }
@@ -73,14 +71,8 @@ int run(Operation& o) {
 
 }  // namespace
 
-extern const Algorithm kSchedScanAlgorithm = {
-    "sched_scan",
-    "recursive doubling: ceil(log2 n) rounds of one exchange with rank me ^ 2^k",
-    opBit(Op::kScan) | opBit(Op::kExscan),
-    kNonblocking,
-    false,
-    nullptr,
-    nullptr,
-    run};
+extern const Algorithm kSchedScanAlgorithm =
+    Algorithm("sched_scan", "recursive doubling: ceil(log2 n) rounds of one exchange with rank me ^ 2^k", kOps,
+              kNonblocking, run);
 
 }  // namespace shmcoll::coll

@@ -4,6 +4,7 @@
 // them; scripts/gen-settings-doc.sh puts the markdown into the README, and a
 // test fails when the README's copy differs.
 #include <string>
+#include <vector>
 
 #include "common/settings.h"
 
@@ -75,14 +76,23 @@ std::string keyText(const Spec& sp) {
   return std::string("decision table: `") + sp.key + "`" + (sp.scope == kPerOp ? ", per operation" : "");
 }
 
+// The settings users set (not the launcher's protocol or test hooks), in
+// the table's order.
+std::vector<const Spec*> userSpecs() {
+  std::vector<const Spec*> out;
+  for (const Spec& sp : kSpecs)
+    if (sp.audience == kUser) out.push_back(&sp);
+  return out;
+}
+
 }  // namespace
 
 std::string helpText() {
   std::string out =
       "Settings (environment variables, read by shmrun and the library; shmrun checks them all before it\n"
       "starts a rank; 'shmrun --help-settings' shows their syntax, ranges and decision-table keys):\n";
-  for (const Spec& sp : kSpecs) {
-    if (sp.audience != kUser) continue;
+  for (const Spec* spp : userSpecs()) {
+    const Spec& sp = *spp;
     out += "  ";
     out += sp.name;
     out += "  default: " + plain(sp.dfltText) + "\n";
@@ -128,8 +138,8 @@ std::string markdown() {
   std::string out =
       "| variable | default | values | effect |\n"
       "| --- | --- | --- | --- |\n";
-  for (const Spec& sp : kSpecs) {
-    if (sp.audience != kUser) continue;
+  for (const Spec* spp : userSpecs()) {
+    const Spec& sp = *spp;
     std::string effect = sp.help;
     if (sp.key) effect += " (" + keyText(sp) + ")";
     // (appends one by one: GCC 12 warns falsely about "literal" + std::string here)

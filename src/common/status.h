@@ -18,15 +18,10 @@ constexpr int kOk = 0;
 // are), but the engine names them here so that it never includes mpi.h: a
 // front end built against another MPI's header can link it too.
 namespace err {
-constexpr int kBuffer = 1;
-constexpr int kCount = 2;
-constexpr int kType = 3;
-constexpr int kArg = 12;
-constexpr int kTruncate = 14;
-constexpr int kOther = 15;
-constexpr int kIntern = 16;
-constexpr int kNoMem = 34;
-constexpr int kProcAborted = 58;
+enum : int {
+  kBuffer = 1, kCount = 2, kType = 3, kArg = 12, kTruncate = 14, kOther = 15, kIntern = 16, kNoMem = 34,
+  kProcAborted = 58
+};
 }  // namespace err
 
 // Records `fmt` as the reason for the current failure and returns `cls`.

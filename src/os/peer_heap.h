@@ -25,14 +25,13 @@ int openPeerHeap(const PeerHeapId& id);
 // Whether this process can open and map one page of that heap (the start-up probe).
 bool canMapPeerHeap(const PeerHeapId& id);
 
-// A growing read-only mapping of one peer's heap.
+// A growing read-only mapping of one peer's heap.  Movable, not copyable
+// (it owns the mapping).
 class PeerHeapMap {
  public:
   PeerHeapMap() = default;
-  ~PeerHeapMap();
-  PeerHeapMap(const PeerHeapMap&) = delete;
-  PeerHeapMap& operator=(const PeerHeapMap&) = delete;
   PeerHeapMap(PeerHeapMap&& o) noexcept : map_(o.map_), len_(o.len_) { o.map_ = nullptr, o.len_ = 0; }
+  ~PeerHeapMap();
   // Our view of heap bytes [off, off + len), mapping more of the heap when
   // needed; nullptr when they lie outside it or it cannot be mapped.
   const char* view(const PeerHeapId& id, uint64_t off, uint64_t len);

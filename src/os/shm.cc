@@ -209,6 +209,31 @@ Space querySpace(const std::string& namedDir, uint64_t namedCap, uint64_t memCap
   return s;
 }
 
+
+namespace {
+
+// Sizes the object behind out->fd (`what`, for messages) to `size` bytes and
+// maps it; releases `out` on failure.
+int sizeAndMap(Shm* out, size_t size, const char* what) {
+  if (ftruncate(out->fd, static_cast<off_t>(size)) != 0) {
+    int err = errno;
+    release(out);
+    return fail(err == ENOSPC || err == ENOMEM ? err::kNoMem : err::kOther, "cannot size %s to %zu bytes: %s", what,
+                size, strerror(err));
+  }
+  out->size = size;
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, out->fd, 0);
+  if (p == MAP_FAILED) {
+    int err = errno;
+    release(out);
+    return fail(err::kNoMem, "cannot map %zu bytes of %s: %s", size, what, strerror(err));
+  }
+  out->base = p;
+  return kOk;
+}
+
+}  // namespace
+
 int createNamed(const std::string& name, size_t size, Shm* out) {
   *out = Shm{};
   // Boost.Interprocess throws; no exception may leave the engine, so each
@@ -227,21 +252,7 @@ int createNamed(const std::string& name, size_t size, Shm* out) {
   } catch (const bip::interprocess_exception& e) {
     return fail(err::kOther, "cannot create shared memory object %s: %s", name.c_str(), e.what());
   }
-  if (ftruncate(out->fd, static_cast<off_t>(size)) != 0) {
-    int err = errno;
-    release(out);
-    return fail(err == ENOSPC || err == ENOMEM ? err::kNoMem : err::kOther,
-                "cannot size shared memory object %s to %zu bytes: %s", name.c_str(), size, strerror(err));
-  }
-  out->size = size;
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, out->fd, 0);
-  if (p == MAP_FAILED) {
-    int err = errno;
-    release(out);
-    return fail(err::kNoMem, "cannot map %zu bytes of shared memory: %s", size, strerror(err));
-  }
-  out->base = p;
-  return kOk;
+  return sizeAndMap(out, size, ("shared memory object " + name).c_str());
 }
 
 int createMemfd(size_t size, Shm* out, unsigned flags) {
@@ -257,21 +268,7 @@ int createMemfd(size_t size, Shm* out, unsigned flags) {
   }
   out->fd = fd;
   out->memfd = true;
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    int err = errno;
-    release(out);
-    return fail(err == ENOSPC || err == ENOMEM ? err::kNoMem : err::kOther,
-                "cannot size a memfd to %zu bytes: %s", size, strerror(err));
-  }
-  out->size = size;
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) {
-    int err = errno;
-    release(out);
-    return fail(err::kNoMem, "cannot map %zu bytes of a memfd: %s", size, strerror(err));
-  }
-  out->base = p;
-  return kOk;
+  return sizeAndMap(out, size, "a memfd");
 }
 
 int reserve(const Shm& shm) {
