@@ -16,6 +16,9 @@
 #   --ranks "2 8 32"   rank counts (default "2 8 32")
 #   --reps N           runs per implementation and rank count (default 3)
 #   --impls LIST       subset of "shmcoll openmpi mpich" (default all three)
+#   --baseline DIR     also measure the shmcoll install tree DIR (another build,
+#                      e.g. an earlier commit) as "shmcoll-base", interleaved with
+#                      the others; the summary then gives shmcoll / shmcoll-base
 #   --shmcoll install  (default) use the install tree: PREFIX/bin/shmrun, and the
 #                      benchmark compiled with PREFIX/bin/shmcc, or with cc -I/-L
 #                      against PREFIX when there is no shmcc yet; PREFIX is
@@ -46,7 +49,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRC=$REPO/perf/bench/shmcoll_bench.c
 RANKS="" REPS="" IMPLS="shmcoll openmpi mpich" QUICK=0 SHM_FROM=install PREFIX=$REPO/install
-REBUILD=0 TIMEOUT="" OUT="" APT=1 TUNE=1
+REBUILD=0 TIMEOUT="" OUT="" APT=1 TUNE=1 BASELINE=""
 EXTRA=()
 while (($#)); do
   case $1 in
@@ -56,6 +59,7 @@ while (($#)); do
     --impls) IMPLS=$2; shift ;;
     --shmcoll) SHM_FROM=$2; shift ;;
     --prefix) PREFIX=$(realpath -m "$2"); shift ;;
+    --baseline) BASELINE=$(realpath -m "$2"); shift ;;
     --rebuild) REBUILD=1 ;;
     --timeout) TIMEOUT=$2; shift ;;
     --out) OUT=$(realpath -m "$2"); shift ;;
@@ -146,6 +150,14 @@ for impl in $IMPLS; do
     *) say "unknown implementation $impl"; exit 2 ;;
   esac
 done
+if [[ -n $BASELINE ]]; then
+  if [[ -x $BASELINE/bin/shmrun && -f $BASELINE/include/mpi.h ]] &&
+     cc $CFLAGS -DBENCH_IMPL_NAME='"shmcoll-base"' -I"$BASELINE/include" "$SRC" -o "$BIN/bench-shmcoll-base" \
+        -L"$BASELINE/lib" -Wl,-rpath,"$BASELINE/lib" -lshmcoll >>"$LOG" 2>&1; then
+    BENCH[shmcoll-base]=$BIN/bench-shmcoll-base LAUNCH[shmcoll-base]=$BASELINE/bin/shmrun
+    IMPLS="$IMPLS shmcoll-base"
+  else say "no usable shmcoll install in $BASELINE (--baseline); leaving it out"; fi
+fi
 
 launch() { # impl nranks -> the command line prefix
   local impl=$1 n=$2
@@ -160,6 +172,7 @@ launch() { # impl nranks -> the command line prefix
              else
                echo "${LAUNCH[shmcoll]}" -n "$n"
              fi ;;
+    shmcoll-base) echo "${LAUNCH[shmcoll-base]}" -n "$n" ;;
   esac
 }
 ALLOC_MEM=0

@@ -66,7 +66,14 @@
 /* ---- implementation, detected at compile time ---------------------------- */
 #define STR_(x) #x
 #define STR(x) STR_(x)
+#if defined(BENCH_IMPL_NAME) /* a name of the builder's choice (perf/compare.sh --baseline) */
+#define IMPL_NAME BENCH_IMPL_NAME
 #if defined(SHMCOLL)
+#define IMPL_VERSION STR(SHMCOLL_VERSION_MAJOR) "." STR(SHMCOLL_VERSION_MINOR) "." STR(SHMCOLL_VERSION_PATCH)
+#else
+#define IMPL_VERSION STR(MPI_VERSION) "." STR(MPI_SUBVERSION)
+#endif
+#elif defined(SHMCOLL)
 #define IMPL_NAME "shmcoll"
 #define IMPL_VERSION STR(SHMCOLL_VERSION_MAJOR) "." STR(SHMCOLL_VERSION_MINOR) "." STR(SHMCOLL_VERSION_PATCH)
 #elif defined(OMPI_MAJOR_VERSION)

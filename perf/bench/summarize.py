@@ -94,7 +94,9 @@ def main():
 
     groups = sorted({(k[0], k[1], k[2], k[3]) for k in med if k[1] in COLL_OPS},
                     key=lambda g: (g[0], g[3], COLL_OPS.index(g[1]), g[2]))
-    others = [i for i in impls if i != "shmcoll"]
+    # (another build of shmcoll, perf/compare.sh --baseline, is not an "other")
+    others = [i for i in impls if not i.startswith("shmcoll")]
+    base = "shmcoll-base" if "shmcoll-base" in impls else None
     summary_rows = []
     last = None
     for r, op, b, c in groups:
@@ -102,7 +104,7 @@ def main():
             last = (r, c)
             print(f"\n== {r} ranks, {'cold' if c else 'hot'} buffers: median latency (us) over runs ==")
             head = f"{'op':<15}{'bytes':>7}" + "".join(f"{i:>11}" for i in impls)
-            head += f"{'memcpy':>10}{'shm/best':>10}  best other"
+            head += f"{'memcpy':>10}{'shm/best':>10}" + (f"{'shm/base':>10}" if base else "") + "  best other"
             print(head)
         vals = {i: med.get((r, op, b, c, i)) for i in impls}
         lat = {i: (v[0] if v else None) for i, v in vals.items()}
@@ -114,15 +116,20 @@ def main():
         ratio = lat["shmcoll"] / best_other if lat.get("shmcoll") and best_other else None
         line = f"{op:<15}{human(b):>7}" + "".join(fmt(lat[i], 11) for i in impls)
         line += fmt(bd[0] if bd else None, 10) + (f"{ratio:10.2f}" if ratio else f"{'-':>10}")
+        vsbase = lat["shmcoll"] / lat[base] if base and lat.get("shmcoll") and lat.get(base) else None
+        if base:
+            line += f"{vsbase:10.2f}" if vsbase else f"{'-':>10}"
         line += f"  {best_impl}"
         print(line)
         summary_rows.append([r, op, b, c] + [f"{lat[i]:.3f}" if lat[i] is not None else "" for i in impls] +
-                            [f"{bd[0]:.3f}" if bd else "", f"{ratio:.3f}" if ratio else "", best_impl])
+                            [f"{bd[0]:.3f}" if bd else "", f"{ratio:.3f}" if ratio else "", best_impl] +
+                            ([f"{vsbase:.3f}" if vsbase else ""] if base else []))
 
     with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["ranks", "op", "bytes", "cold"] + [f"{i}_us" for i in impls] +
-                   ["memcpy_us", "ratio_shmcoll_vs_best_other", "best_other"])
+                   ["memcpy_us", "ratio_shmcoll_vs_best_other", "best_other"] +
+                   (["ratio_shmcoll_vs_base"] if base else []))
         w.writerows(summary_rows)
 
     # Large-message bandwidth as a share of the memcpy bound: at each

@@ -3,8 +3,8 @@
 //
 // Each is one exchange (coll::exchange) in which only the pairs that involve
 // the root carry data; the others are marked empty on both sides
-// (ExchangeArgs::allPairs = false), so a non-root rank publishes or reads one
-// table entry and nothing else.  MPI_Bcast is the root's block broadcast to
+// (ExchangeArgs::allPairs = false), so a non-root rank writes or reads one
+// lane and nothing else.  MPI_Bcast is the root's block broadcast to
 // everybody (its mailbox chunks are read by all, or its buffer is pulled in
 // place by each rank when it is large and contiguous); MPI_Gather is an
 // alltoallv in which everybody sends only to the root; MPI_Scatter the

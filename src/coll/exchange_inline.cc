@@ -9,28 +9,12 @@
 
 namespace shmcoll::coll {
 
-namespace {
-
-// Reused by every inline exchange of this process, so none allocates.  One
-// blocking collective runs at a time in a process (they share its lane areas).
-struct InlineScratch {
-  std::vector<uint32_t> pending, rest;
-};
-constinit InlineScratch* gScratch = nullptr;
-
-InlineScratch& scratch() {
-  if (!gScratch) [[unlikely]]
-    gScratch = new InlineScratch;
-  return *gScratch;
-}
-
-}  // namespace
 
 int inlineBegin(Team& team, const transport::Pairs& a, InlineRun* r) {
   transport::Lanes& lanes = transport::lanes();
   const segment::View& seg = transport::world().seg;
   const uint32_t n = team.size();
-  InlineScratch& sc = scratch();
+  TeamCache& sc = team.cache();
   sc.pending.clear();
   sc.rest.clear();
   r->team = &team;

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "coll/op.h"
 #include "transport/group.h"
@@ -68,6 +69,9 @@ struct TeamCache {
   const Algorithm* direct[kOpCount * 4] = {};
   transport::RoundScratch* scratch = nullptr;
   Levels* levels = nullptr;
+  // The inline path's lists of peers (exchange_inline.h), reused so that it
+  // allocates nothing.
+  std::vector<uint32_t> pending, rest;
   TeamCache() = default;
   TeamCache(const TeamCache&) = delete;
   TeamCache& operator=(const TeamCache&) = delete;
