@@ -83,8 +83,7 @@ std::string resolveProgram(const std::string& prog) {
     else if (err == 0) err = EACCES;
     throw LaunchError("cannot execute '" + prog + "': " + strerror(err), kExitNotFound);
   }
-  const char* path = getenv("PATH");
-  std::string p = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  const std::string p = settings::programSearchPath();
   size_t start = 0;
   for (;;) {
     size_t end = p.find(':', start);

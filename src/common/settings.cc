@@ -8,6 +8,11 @@
 
 namespace shmcoll::settings {
 
+std::string programSearchPath() {
+  const char* path = std::getenv("PATH");
+  return path ? path : "/usr/local/bin:/usr/bin:/bin";
+}
+
 namespace {
 
 bool isFamily(const Spec& sp) { return std::strstr(sp.name, "<OP>") != nullptr; }

@@ -28,6 +28,10 @@ std::string name(Id id, const char* op = nullptr);
 // The variable as the environment has it (nullptr when unset), unchecked.
 const char* raw(Id id, const char* op = nullptr);
 
+// The program search path as execvp uses it (PATH, else its default): the
+// one variable not of ours that is read, by shmrun, to find the program once.
+std::string programSearchPath();
+
 // kSize, kCount: the value, else the declared default.
 uint64_t size(Id id);
 // The same with the default the caller computed (a Spec with `computed`).

@@ -30,7 +30,7 @@ Layout computeLayout(uint32_t nranks, size_t slotBytes, size_t heapBytes) {
   l.laneStride = roundUp(std::max<uint64_t>(kMinLaneArea, uint64_t{nranks} * kLine), kPage);
   l.bootOffset = l.laneOffset + 2 * l.laneStride;
   l.slotOffset = l.bootOffset + uint64_t{nranks} * sizeof(BootEntry);
-  l.slotStride = kSlotHeaderBytes + l.slotBytes;
+  l.slotStride = kSlotHeaderBytes + slotAckBytes(nranks) + l.slotBytes;
   l.p2pOffset = l.slotOffset + kNumSlots * l.slotStride;
   l.heapOffset = roundUp(l.p2pOffset + sizeof(P2pQueue) + uint64_t{kP2pCells} * kP2pCellBytes, kPage);
   l.heapBytes = roundUp(heapBytes, kPage);

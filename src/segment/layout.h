@@ -11,10 +11,12 @@
 // one word.
 //
 // Per-rank memory (the bound the collectives issue asks us to state):
-//   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * laneArea(N) + 64 * N + kNumSlots * (128 + slotBytes)
+//   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * laneArea(N) + 64 * N
+//   + kNumSlots * (128 + slotAckBytes(N) + slotBytes)
 //   + 128 + kP2pCells * kP2pCellBytes
 // rounded up to 4 KiB, plus the rank's MPI_Alloc_mem heap (default 2 MiB),
-// where laneArea(N) = max(64 KiB, 64 N) rounded up to 4 KiB.  With the default
+// where laneArea(N) = max(64 KiB, 64 N) rounded up to 4 KiB and
+// slotAckBytes(N) = N bits rounded up to 64 bytes.  With the default
 // 64 KiB slots and no heap that is 548 KiB per rank at N = 2 and 612 KiB per
 // rank at N = 1024.
 //
@@ -34,7 +36,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 6;  // 6: shared malloc heap in RankCtl
+constexpr uint32_t kVersion = 7;  // 7: acknowledgement bits in each slot
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;  // communicator context ids per job
@@ -253,19 +255,23 @@ struct alignas(kLine) CellHeader {
 };
 static_assert(sizeof(CellHeader) == kLine);
 
-// A mailbox slot: header line, ack line, then payload.
+// A mailbox slot: header line, ack line, the acknowledgement bits (one per
+// world rank, slotAckBytes(N)), then payload.  A reader acknowledges a chunk
+// by incrementing `acks`, or, when the chunk is `tracked`, by setting its bit
+// (transport/stream.h says why a sender must then know who acknowledged).
 struct alignas(kLine) SlotHeader {
-  std::atomic<uint64_t> tag;  // (seq, ctx, chunk) of the chunk currently held, see coll/exchange
+  std::atomic<uint64_t> tag;  // (seq, ctx, chunk) of the chunk currently held, see transport/stream.h
   uint64_t seq;               // full sequence number and context of that chunk, checked after the tag
   uint32_t ctx;
-  uint32_t reserved;
+  uint32_t tracked;           // nonzero: readers acknowledge through their bit, not `acks`
   uint64_t streamOffset;      // stream bytes [streamOffset, streamOffset + bytes)
   uint64_t bytes;
   char pad[kLine - 40];
-  alignas(kLine) std::atomic<uint32_t> acks;  // readers that are done with this chunk
+  alignas(kLine) std::atomic<uint32_t> acks;  // readers that are done with this chunk (untracked)
 };
 constexpr size_t kSlotHeaderBytes = sizeof(SlotHeader);
 static_assert(kSlotHeaderBytes == 2 * kLine);
+constexpr size_t slotAckBytes(uint32_t nranks) { return (size_t{nranks} + 511) / 512 * kLine; }
 
 // Sizes derived from the job size and the slot size.
 struct Layout {
@@ -333,7 +339,13 @@ class View {
   char* heap(uint32_t r) const { return rankArea(r) + hdr_->heapOffset; }
   template <class T>
   T* at(uint64_t off) const { return reinterpret_cast<T*>(base_ + off); }
-  char* slotPayload(uint32_t r, uint32_t s) const { return reinterpret_cast<char*>(slot(r, s)) + kSlotHeaderBytes; }
+  // The acknowledgement bits of rank r's slot s: bit (q % 64) of word q / 64 is world rank q's.
+  std::atomic<uint64_t>* slotAcks(uint32_t r, uint32_t s) const {
+    return reinterpret_cast<std::atomic<uint64_t>*>(reinterpret_cast<char*>(slot(r, s)) + kSlotHeaderBytes);
+  }
+  char* slotPayload(uint32_t r, uint32_t s) const {
+    return reinterpret_cast<char*>(slot(r, s)) + hdr_->slotStride - hdr_->slotBytes;
+  }
   uint32_t slotBytes() const { return hdr_->slotBytes; }
   char* base() const { return base_; }
 

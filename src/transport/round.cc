@@ -347,7 +347,7 @@ class Round {
       const uint64_t hi = std::min(cb + slot_, f.end);
       const uint64_t pos = lo - f.begin;  // position within the pair's bytes
       if (pos < f.use) f.cursor.unpack(pos, payload + (lo - cb), std::min(hi, f.begin + f.use) - lo);
-      h->acks.fetch_add(1, std::memory_order_acq_rel);
+      ackChunk(q, s);
       wait::wakePeer(w_.seg.ctl(q));
       *moved = true;
       if (hi >= f.end) return true;

@@ -39,7 +39,7 @@
 // after all (an erroneous program) is consumed like any other, without
 // writing, so its sender is not held up; a sender whose chunks such a
 // receiver never acknowledges frees the slot once that receiver has finished
-// the operation (transport::Slots::abandoned).
+// the operation (transport::Slots::released).
 //
 // Cost per rank for blocks of b bytes to each of n-1 peers: inline, n-1 lane
 // writes and n-1 lane reads of ceil((b + 16) / 64) lines each, two copies per

@@ -10,11 +10,14 @@ namespace shmcoll::transport {
 
 constinit Slots gSlots;
 
-bool Slots::abandoned(uint32_t s) const {
+bool Slots::released(uint32_t s) const {
+  const World& w = world();
   const Readers& u = readers[s];
-  if (u.ranks.empty()) return false;
+  const std::atomic<uint64_t>* bits = w.seg.slotAcks(w.rank, s);
   for (uint32_t r : u.ranks)
-    if (!Lanes::finished(r, u.ctx, u.seq)) return false;
+    if (!(bits[r / 64].load(std::memory_order_acquire) & (uint64_t{1} << (r % 64))) &&
+        !Lanes::finished(r, u.ctx, u.seq))
+      return false;
   return true;
 }
 
@@ -52,6 +55,8 @@ bool Outbox::produce() {
     gSlots.expected[s] = broadcast_ ? static_cast<uint32_t>(readers_->size()) : static_cast<uint32_t>(wake_.size());
     Slots::Readers& who = gSlots.readers[s];
     who.ranks.clear();
+    gSlots.tracked[s] = track_;
+    h->tracked = track_;
     if (track_) {
       who.ctx = g.ctxId;
       who.seq = seq_;
@@ -60,6 +65,8 @@ bool Outbox::produce() {
       } else {
         for (uint32_t p : wake_) who.ranks.push_back(g.members[p]);
       }
+      std::atomic<uint64_t>* bits = w.seg.slotAcks(w.rank, s);
+      for (uint32_t r : who.ranks) bits[r / 64].store(0, std::memory_order_relaxed);
     }
     h->acks.store(0, std::memory_order_relaxed);
     h->seq = seq_;

@@ -11,9 +11,15 @@
 // full sequence number and context, so a reader never takes a stale chunk.
 //
 // A reader that expects nothing from a sender may skip its stream
-// (Pairs::skipEmpty) and never acknowledge a chunk it wrongly received: a
-// slot is then also free once every reader of its last chunk has finished
-// that chunk's operation (Slots::abandoned).
+// (Pairs::skipEmpty) and never acknowledge a chunk it wrongly received, while
+// the chunk's other readers do.  In an operation whose readers may skip, a
+// chunk is therefore `tracked`: each reader acknowledges it by setting its
+// own bit in the slot (segment::View::slotAcks) rather than by counting, and
+// the slot is free once each reader of its last chunk either set its bit or
+// finished that chunk's operation (Slots::released).  A count would not do:
+// with one reader done without acknowledging and another that acknowledged
+// and now waits for the slot's next chunk, the sender could not tell the
+// acknowledgement that is missing from the one it has.
 #pragma once
 
 #include <atomic>
@@ -35,21 +41,23 @@ inline uint64_t chunkTag(uint64_t seq, uint32_t ctx, uint64_t chunk) {
 
 // What this rank's slots last held, across operations.
 struct Slots {
-  uint32_t expected[segment::kNumSlots] = {};  // acknowledgements owed on each slot's last chunk
-  // Who reads each slot's last chunk (world ranks), when it belongs to an
-  // operation whose readers may skip empty pairs, else empty; see abandoned().
+  uint32_t expected[segment::kNumSlots] = {};  // acknowledgements owed on each untracked slot's last chunk
+  // Who reads each slot's last chunk (world ranks) when it is tracked (see
+  // above), else empty.
   struct Readers {
     uint32_t ctx = 0;
     uint64_t seq = 0;
     std::vector<uint32_t> ranks;
   };
   Readers readers[segment::kNumSlots];
-  // Whether every reader of slot s's last chunk has finished that chunk's
-  // operation, which in a correct program means each acknowledged it.
-  bool abandoned(uint32_t s) const;
+  bool tracked[segment::kNumSlots] = {};
+  // Whether every reader of tracked slot s's last chunk set its bit or
+  // finished that chunk's operation.
+  bool released(uint32_t s) const;
   // Whether slot s may take a new chunk.
   bool free(uint32_t s) const {
-    return world().seg.slot(world().rank, s)->acks.load(std::memory_order_acquire) >= expected[s] || abandoned(s);
+    if (tracked[s]) return released(s);
+    return world().seg.slot(world().rank, s)->acks.load(std::memory_order_acquire) >= expected[s];
   }
 };
 extern constinit Slots gSlots;
@@ -69,7 +77,7 @@ class Outbox {
   uint64_t add(uint32_t peer, const Block& b);
   // No more parts.  `broadcast`: every part is read by all `readers` (world
   // ranks) rather than by its peer; `trackReaders`: readers may skip their
-  // part (Slots::abandoned).
+  // part (the chunks are tracked, Slots::released).
   void seal(bool broadcast, const std::vector<uint32_t>* readers, bool trackReaders) {
     broadcast_ = broadcast;
     readers_ = readers;
@@ -109,6 +117,18 @@ class Outbox {
 inline bool chunkReady(uint32_t sender, uint64_t k, uint64_t seq, uint32_t ctx) {
   const uint32_t s = static_cast<uint32_t>(k % segment::kNumSlots);
   return world().seg.slot(sender, s)->tag.load(std::memory_order_acquire) == chunkTag(seq, ctx, k);
+}
+
+// This rank is done with the chunk in `sender`'s slot s (the last access it
+// makes to the slot).
+inline void ackChunk(uint32_t sender, uint32_t s) {
+  const World& w = world();
+  segment::SlotHeader* h = w.seg.slot(sender, s);
+  if (h->tracked) {
+    w.seg.slotAcks(sender, s)[w.rank / 64].fetch_or(uint64_t{1} << (w.rank % 64), std::memory_order_acq_rel);
+  } else {
+    h->acks.fetch_add(1, std::memory_order_acq_rel);
+  }
 }
 
 }  // namespace shmcoll::transport
