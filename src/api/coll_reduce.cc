@@ -1,8 +1,9 @@
 // The reducing collectives MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter,
 // MPI_Reduce_scatter_block, MPI_Scan and MPI_Exscan in every form (blocking,
 // nonblocking, persistent; int and big counts): the checks the generated
-// entry points leave, then one hand-off (coll_common.h) to coll/reduce.cc
-// (blocking) or p2p/nbc.cc (nonblocking and persistent).
+// entry points leave, then one hand-off (coll_common.h) to coll:: (the
+// blocking reductions in coll/reduce_*.cc, the nonblocking and persistent
+// ones as schedules in coll/sched_*.cc).
 //
 // MPI_IN_PLACE follows the standard: as sendbuf on every rank of allreduce,
 // reduce_scatter(_block), scan and exscan (the input is then taken from

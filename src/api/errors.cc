@@ -17,6 +17,13 @@
 #include "runtime/comm.h"
 #include "runtime/context.h"
 
+// The engine's error classes (common/status.h) are handed on as they are.
+static_assert(shmcoll::err::kBuffer == MPI_ERR_BUFFER && shmcoll::err::kCount == MPI_ERR_COUNT &&
+              shmcoll::err::kType == MPI_ERR_TYPE && shmcoll::err::kArg == MPI_ERR_ARG &&
+              shmcoll::err::kTruncate == MPI_ERR_TRUNCATE && shmcoll::err::kOther == MPI_ERR_OTHER &&
+              shmcoll::err::kIntern == MPI_ERR_INTERN && shmcoll::err::kNoMem == MPI_ERR_NO_MEM &&
+              shmcoll::err::kProcAborted == MPI_ERR_PROC_ABORTED);
+
 namespace shmcoll::api {
 
 namespace {

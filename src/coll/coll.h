@@ -12,7 +12,7 @@
 //     completes when it is done.  A persistent collective keeps its prepared
 //     arguments and starts one such schedule at every MPI_Start.
 // Both go through one dispatch point (registry.cc), which also serves the
-// intercommunicator forms (coll/inter.h).
+// intercommunicator forms (coll/inter_exchange.cc, coll/inter_reduce.cc).
 //
 // Nothing here names an MPI handle: the front end turns handles into teams,
 // dt::Types, buffers and an Operator.

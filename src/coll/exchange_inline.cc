@@ -106,8 +106,10 @@ namespace {
 constexpr uint32_t kInlineOps = opBit(Op::kAlltoall) | opBit(Op::kAlltoallv) | opBit(Op::kAlltoallw) |
                                 opBit(Op::kAllgather) | opBit(Op::kAllgatherv);
 
-// Through the registry (a forced choice, or a reduction's inner exchange)
-// the inline path runs on the base class, with virtual calls.
+// The blocking exchanges try the gate before they dispatch (exchangeGeneral,
+// innerExchange), so dispatch passes over this entry; it is registered so
+// that it can be named, forced and reported, and run() serves a caller that
+// dispatches without trying the gate (on the base class, virtual calls).
 bool eligible(const Operation& o) {
   if (!o.args || !o.args->allPairs || o.team().size() == 1) return false;
   const InlineGate& g = inlineGate(o.team(), o.args->op);

@@ -26,7 +26,7 @@
 // Why a separate path.  With two ranks on two cores a small collective takes
 // about one cache-line transfer plus the instructions both ranks run between
 // reading the peer's lane and writing the next one, and those instructions
-// are on the critical path one for one (docs/PERFORMANCE.md).  This path is a
+// are on the critical path one for one (docs/perf-log/notebook.md).  This path is a
 // template over the argument class, so per-peer blocks are computed inline
 // (no virtual call), and it keeps no per-operation state beyond the lane area's
 // readers.  With MPI_IN_PLACE it needs no copy of the receive buffer: every

@@ -5,7 +5,9 @@
 #include <atomic>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "common/settings.h"
@@ -119,8 +121,15 @@ TeamCache::Candidates& candidates(Team& team, Op op, Mode mode, bool inter) {
     c.list[c.count++] = forced;
     c.forced = true;
   }
-  for (const Algorithm* a : kAlgorithms)
-    if (a != forced && fits(a) && c.count < 8) c.list[c.count++] = a;
+  for (const Algorithm* a : kAlgorithms) {
+    if (a == forced || !fits(a)) continue;
+    if (c.count == std::size(c.list)) [[unlikely]] {  // a registry bug, seen by any test of the operation
+      fprintf(stderr, "shmcoll: more than %zu algorithms run %s; coll/team.h must make room\n", std::size(c.list),
+              kOpNames[static_cast<int>(op)]);
+      abort();
+    }
+    c.list[c.count++] = a;
+  }
   c.verbose = choice().verbose != 0;
   // (an intercommunicator's costs are not weighed: one algorithm per operation)
   c.byBytes = c.count > 1 && !inter;

@@ -27,7 +27,7 @@
 // inline path is the exception that proves the rule: it is eligible only
 // when every block fits its lane, and then always the cheapest, so the
 // blocking entry point tests that first, inline (coll/dispatch.h), and
-// everything else goes through run().
+// everything else goes through dispatch().
 #pragma once
 
 #include <cstdint>

@@ -13,8 +13,8 @@ namespace shmcoll {
 
 constexpr int kOk = 0;
 
-// The error classes the engine returns.  Their values are MPI's (the API
-// layer checks that they equal mpi.h's MPI_ERR_* and hands them on as they
+// The error classes the engine returns.  Their values are MPI's (api/errors.cc
+// checks that they equal mpi.h's MPI_ERR_*, and the API hands them on as they
 // are), but the engine names them here so that it never includes mpi.h: a
 // front end built against another MPI's header can link it too.
 namespace err {

@@ -149,7 +149,7 @@ bool detectPrefetchW() {
 // movsb` wins whether the data is in L2 (64 KiB: 94 vs 75 GB/s, 128 KiB: 104
 // vs 79) or in L3 (512 KiB: 50 vs 42, 2 MiB: 50 vs 42), because it writes
 // whole destination lines without reading them first.  Measured on the AMD
-// EPYC (Zen 5) VM of docs/PERFORMANCE.md, AVX-512 kernel, alignments 0/0 and
+// EPYC (Zen 5) VM of docs/perf-log/notebook.md, AVX-512 kernel, alignments 0/0 and
 // 3/17 alike; glibc's memcpy, which Open MPI and MPICH use, switches to `rep
 // movsb` on this CPU from 2 KiB.
 size_t repMinFromEnv() {

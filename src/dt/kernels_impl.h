@@ -101,7 +101,7 @@ inline bool writePrefetchFits(int64_t stride, int64_t pf) {
 // stores execute ahead.  Measured on a 2-core AMD EPYC VM: face z unpack in
 // perf/pack/compare.sh went from 1.00-1.04 to 1.24-1.84 GB/s, and a
 // stand-alone loop of the same pattern ran about 3x faster with its lines in
-// L3 (docs/PERFORMANCE.md).
+// L3 (docs/perf-log/notebook.md).
 constexpr unsigned kFenceBlocks = 4;
 
 SHMCOLL_DT_INLINE void storeThrottle() {

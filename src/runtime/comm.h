@@ -4,7 +4,7 @@
 // (MPI_Comm_rank/size/group answer from it), `remote` the remote group, and
 // `peers` both groups in one order every member of either group shares (the
 // group holding the lower world rank first), so that the point-to-point
-// schedules of its collectives (p2p/nbc.h, p2p/nbc_inter.cc) can address
+// schedules of its collectives (coll/sched.h, coll/inter_exchange.cc) can address
 // any member of either group.  Its context id is free on every member of both
 // groups; user messages travel on it with the sender's local rank, and its
 // collectives on the internal context of the same id with the sender's index

@@ -145,7 +145,7 @@ int init(int requiredThread, int* provided) {
   // With more ranks than cores the peer a rank waits for is usually not
   // running, and a spin only holds the core it needs: yield at once, and
   // sleep after one yield.  Each call then costs about one context switch
-  // per rank, which is the floor (docs/PERFORMANCE.md).
+  // per rank, which is the floor (docs/perf-log/notebook.md).
   wait::WaitPolicy wp;
   wp.spins = static_cast<uint32_t>(std::min<uint64_t>(
       UINT32_MAX, settings::tuned(settings::Id::kWaitSpins, nullptr, e.size, c.oversubscribed ? 0 : 20000)));
@@ -157,8 +157,9 @@ int init(int requiredThread, int* provided) {
   if (c.oversubscribed)
     wait::gCrowd = {&e.seg.header()->sleepers, e.size, static_cast<uint32_t>(ncores)};
 
-  // The library serialises nothing internally, but keeps no per-thread state
-  // either: calls from several threads are fine as long as they never overlap.
+  // The library serialises nothing internally (the transport's lanes and
+  // slots, the handle tables are per process; docs/ARCHITECTURE.md, Threads):
+  // calls from several threads are fine as long as they never overlap.
   c.threadLevel = requiredThread < MPI_THREAD_SERIALIZED ? requiredThread : MPI_THREAD_SERIALIZED;
   if (provided) *provided = c.threadLevel;
 

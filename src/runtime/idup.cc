@@ -43,7 +43,7 @@
 //     for something else, and nothing waits for a lock: no deadlock.
 //
 // Messages travel on the parent's nonblocking-collective context with the
-// operation's number on the parent as tag (as p2p/nbc.h): members start
+// operation's number on the parent as tag (as coll/sched.h): members start
 // nonblocking collectives on a communicator in the same order, so they agree
 // on it.  Every message goes between a member and the leader, and each pair's
 // messages arrive in order, so one tag serves all rounds.

@@ -143,8 +143,8 @@ constexpr size_t kCtxBytes = sizeof(CtxLines);
 // owner fills the rest, then release-stores `tag`, so one cache line carries
 // the announcement, the byte count and the first 48 bytes of an inline
 // payload.  A reader that sees the tag of its operation may read the lane
-// until it reports that operation finished (coll/exchange_streamed.cc has the
-// reuse rule).
+// until it reports that operation finished (transport/lanes.h has the reuse
+// rule).
 //
 // An inline payload of 49 to 440 bytes goes on in the lane's next lines, 56
 // bytes each, every such line ending in a stamp: the lane's tag, release-stored

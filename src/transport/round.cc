@@ -361,7 +361,7 @@ class Round {
   // ranks that share each core) is at least twice the non-temporal threshold
   // (by default 3/4 of a core's share of the L3, copy/copy.cc), the received
   // data would only push the rest out of the cache before anybody reads it.
-  // Measured (docs/perf-log/): at 8 ranks on 2 cores, alltoall 1 MiB; at 32,
+  // Measured (docs/perf-log/notebook.md): at 8 ranks on 2 cores, alltoall 1 MiB; at 32,
   // alltoall and allgather from 64 KiB.  At 2 ranks up to 1 MiB, and at 8
   // ranks at 64 KiB, non-temporal stores lost.
   bool receiveNt() const {

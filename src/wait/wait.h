@@ -51,8 +51,8 @@ void wakeAll(const Members& members, uint32_t skip, CtlOf&& ctlOf) {
 
 // Wait policy, fixed at start-up.
 struct WaitPolicy {
-  uint32_t spins = 2000;  // pause-loop polls before yielding
-  uint32_t yields = 4;    // sched_yield polls before sleeping
+  uint32_t spins = 20000;  // pause-loop polls before yielding (SHMCOLL_WAIT_SPINS sets it at start-up)
+  uint32_t yields = 8;     // sched_yield polls before sleeping (SHMCOLL_WAIT_YIELDS)
   long sleepNs = 2000000; // futex timeout: a safety net; wake-ups normally come first
   // Waits inside a running stream (waitStream) with more ranks than cores:
   // the longest spin, in nanoseconds, before the policy above takes over.
