@@ -33,7 +33,7 @@ set style line 4 lc rgb "#777777" lw 1 dt 2
 
 ops = "alltoall alltoallv alltoallv_skew alltoallw allgather allgatherv"
 impls = "shmcoll openmpi mpich"
-set multiplot layout 2,3 title sprintf("shmcoll-bench, %s ranks, %s buffers: median latency (lower is better)", \
+set multiplot layout 2,3 title sprintf("shmcoll-bench, %s ranks, %s buffers: slowest rank's time per call, median over runs (lower is better)", \
                                        ranks, (cold eq "1") ? "cold" : "hot") font ",13"
 do for [o in ops] {
   set title o noenhanced

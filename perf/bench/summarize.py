@@ -4,7 +4,9 @@
 usage: summarize.py RAW_CSV OUT_DIR [--impl-order shmcoll,openmpi,mpich]
 
 For every (ranks, op, block size, cache mode) it takes the median over runs
-of each implementation's avg_us and bw_MBps, prints them side by side with
+of each implementation's time per call of its slowest rank (max_us; avg_us
+for the memory kernels and op=yield, whose rows give one figure for all
+ranks) and the bandwidth at that time, prints them side by side with
 the ratio shmcoll / best-of-the-others (below 1: shmcoll is faster), and then
 each collective's largest-message bandwidth as a share of the memcpy bound,
 and the smallest blocks' latency against the scheduling floor (op=yield).
@@ -27,6 +29,9 @@ from collections import defaultdict
 
 COLL_OPS = ["alltoall", "alltoallv", "alltoallv_skew", "alltoallw", "allgather", "allgatherv"]
 
+
+# Rows whose times are not per rank of a collective.
+KERNEL_OPS = ("memcpy", "memcpy1", "yield")
 
 def human(n):
     n = int(n)
@@ -53,13 +58,17 @@ def main():
     if "--impl-order" in sys.argv:
         order = sys.argv[sys.argv.index("--impl-order") + 1].split(",")
 
-    samples = defaultdict(list)  # (ranks, op, bytes, cold, impl) -> [(avg_us, bw)]
+    samples = defaultdict(list)  # (ranks, op, bytes, cold, impl) -> [(us, bw)]
     with open(raw, newline="") as f:
         for row in csv.DictReader(f):
             if row.get("impl") == "impl":  # a repeated header
                 continue
             key = (int(row["ranks"]), row["op"], int(row["bytes"]), int(row["cold"]), row["impl"])
-            samples[key].append((float(row["avg_us"]), float(row["bw_MBps"])))
+            avg, bw = float(row["avg_us"]), float(row["bw_MBps"])
+            slowest = float(row.get("max_us") or 0)
+            if row["op"] not in KERNEL_OPS and not row["op"].startswith("stream_") and slowest > avg > 0:
+                avg, bw = slowest, bw * avg / slowest
+            samples[key].append((avg, bw))
     if not samples:
         print("summarize: no rows in", raw)
         return 1
@@ -102,7 +111,7 @@ def main():
     for r, op, b, c in groups:
         if (r, c) != last:
             last = (r, c)
-            print(f"\n== {r} ranks, {'cold' if c else 'hot'} buffers: median latency (us) over runs ==")
+            print(f"\n== {r} ranks, {'cold' if c else 'hot'} buffers: the slowest rank's time per call (us), median over runs ==")
             head = f"{'op':<15}{'bytes':>7}" + "".join(f"{i:>11}" for i in impls)
             head += f"{'memcpy':>10}{'shm/best':>10}" + (f"{'shm/base':>10}" if base else "") + "  best other"
             print(head)
