@@ -128,6 +128,10 @@ Job::~Job() {
 }
 
 int Job::run() {
+  // --timeout counts from shmrun's start: preparing the job is part of it.
+  if (opts_.timeoutSeconds > 0)
+    timeoutAt_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(opts_.timeoutSeconds));
   prepare();
   spawn();
   return watch();
@@ -162,19 +166,24 @@ void Job::prepare() {
   const size_t heapBytes = settings::size(settings::Id::kAllocMem);
   layout_ = segment::computeLayout(n_, slotBytes, heapBytes);
 
-  // File descriptors: with --tag-output two pipe ends per rank stay open here.
+  // File descriptors: shmrun's own (the standard three, /dev/null, epoll,
+  // signalfd, the segment, a file hwloc reads) and, with --tag-output, two
+  // pipe ends per rank.
   rlimit rl{};
   getrlimit(RLIMIT_NOFILE, &rl);
   origNofile_ = rl.rlim_cur;
-  const rlim_t needFds = (opts_.tagOutput ? 2 * rlim_t{n_} : 0) + 64;
+  constexpr rlim_t kOwnFds = 16;
+  const rlim_t needFds = (opts_.tagOutput ? 2 * rlim_t{n_} : 0) + kOwnFds;
   if (rl.rlim_cur < needFds) {
     rlimit raised = rl;
     raised.rlim_cur = rl.rlim_max == RLIM_INFINITY ? needFds : std::min<rlim_t>(rl.rlim_max, needFds + 1024);
     setrlimit(RLIMIT_NOFILE, &raised);
     getrlimit(RLIMIT_NOFILE, &rl);
     if (rl.rlim_cur < needFds)
-      throw LaunchError("--tag-output with " + std::to_string(n_) + " ranks needs " + std::to_string(needFds) +
-                        " open files but the limit is " + std::to_string(rl.rlim_cur) + " (ulimit -n)");
+      throw LaunchError((opts_.tagOutput ? "--tag-output with " + std::to_string(n_) + " ranks needs "
+                                         : std::string("shmrun needs ")) +
+                        std::to_string(needFds) + " open files but the limit is " + std::to_string(rl.rlim_cur) +
+                        " (ulimit -n)");
   }
 
   // The segment.
@@ -199,9 +208,21 @@ void Job::prepare() {
   static_assert(std::string_view(settings::spec(settings::Id::kHugepages).choices) == "auto|off|hugetlb");
   constexpr shm::HugePages kHuge[] = {shm::HugePages::kAuto, shm::HugePages::kOff, shm::HugePages::kHugetlb};
   req.hugePages = kHuge[settings::choice(settings::Id::kHugepages)];
-  if (int rc = shm::createSegment(req, &shm_); rc != kOk)
-    throw LaunchError("cannot start " + std::to_string(n_) + " rank" + (n_ == 1 ? "" : "s") + ": " + lastReason() +
-                      (rc == MPI_ERR_NO_MEM ? "; use fewer ranks or a smaller SHMCOLL_SLOT_BYTES" : ""));
+  if (int rc = shm::createSegment(req, &shm_); rc != kOk) {
+    const std::string why = lastReason();
+    // What would make the segment fit: what the failure names, else what takes most of it.
+    auto segmentHint = [&](const std::string& reason) -> std::string {
+      if (req.hugePages == shm::HugePages::kHugetlb)
+        return "reserve more huge pages (vm.nr_hugepages) or set SHMCOLL_HUGEPAGES=auto";
+      if (reason.find("ulimit -v") != std::string::npos) return "raise the limit (ulimit -v) or use fewer ranks";
+      if (layout_.heapBytes * 2 >= layout_.rankAreaStride)
+        return "use fewer ranks or a smaller SHMCOLL_ALLOC_MEM (" + shm::humanBytes(layout_.heapBytes) +
+               " per rank now)";
+      return "use fewer ranks or a smaller SHMCOLL_SLOT_BYTES";
+    };
+    throw LaunchError("cannot start " + std::to_string(n_) + " rank" + (n_ == 1 ? "" : "s") + ": " + why +
+                      (rc == MPI_ERR_NO_MEM ? "; " + segmentHint(why) : ""));
+  }
   if (shm_.memfd && !shm_.fallbackReason.empty())
     say("%s; using anonymous shared memory (memfd) instead", shm_.fallbackReason.c_str());
   if (opts_.reportSegment) {
@@ -260,9 +281,6 @@ void Job::prepare() {
 
   devNull_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   rank0SharesGroup_ = isatty(0);
-  if (opts_.timeoutSeconds > 0)
-    timeoutAt_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(opts_.timeoutSeconds));
 }
 
 void Job::childExec(uint32_t rank, int outFd, int errFd) {
@@ -356,11 +374,19 @@ std::string Job::describeRank(uint32_t r) const {
 
 void Job::killRemaining(int sig) {
   for (uint32_t r = 0; r < n_; ++r) {
-    if (!ranks_[r].running) continue;
-    // The group too, so whatever the rank started goes with it.
+    if (ranks_[r].pid <= 0) continue;
+    // The group too, so whatever the rank started goes with it, also when
+    // the rank itself is gone already (a group outlives its leader while it
+    // has members, and its id is not reused meanwhile).
     if (!(r == 0 && rank0SharesGroup_)) kill(-ranks_[r].pid, sig);
-    kill(ranks_[r].pid, sig);
+    if (ranks_[r].running) kill(ranks_[r].pid, sig);
   }
+}
+
+bool Job::groupsLeft() const {
+  for (uint32_t r = 0; r < n_; ++r)
+    if (ranks_[r].pid > 0 && !(r == 0 && rank0SharesGroup_) && kill(-ranks_[r].pid, 0) == 0) return true;
+  return false;
 }
 
 void Job::endJob(int sig) {
@@ -464,6 +490,13 @@ int Job::watch() {
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) onExit(pid, status);
   }
+  // An ended job takes the processes its ranks started along: those that
+  // outlived SIGTERM get SIGKILL once the grace period is over.
+  if (ending_) {
+    const auto until = std::min(killAt_, Clock::now() + grace_);
+    while (groupsLeft() && Clock::now() < until) usleep(10000);
+    if (groupsLeft()) killRemaining(SIGKILL);
+  }
   if (pump_) pump_->finishAll();
 
   const segment::SegmentHeader* h = view_.header();
@@ -471,7 +504,11 @@ int Job::watch() {
   if (forwardedSignal_) return 128 + forwardedSignal_;
   if ((abortSeen_ || exitCode_ == 0) && abortRank != 0) {
     int code = h->abortCode.load(std::memory_order_acquire);
-    say("rank %d called MPI_Abort with error code %d", abortRank - 1, code);
+    if (h->abortKind.load(std::memory_order_relaxed) == segment::kAbortFatal)
+      say("rank %d ended the job: an MPI error (class %d) on a communicator whose handler is MPI_ERRORS_ARE_FATAL",
+          abortRank - 1, code);
+    else
+      say("rank %d called MPI_Abort with error code %d", abortRank - 1, code);
     // Exit statuses are 8 bits; an abort must never look like success.
     return (code & 0xff) ? (code & 0xff) : 1;
   }

@@ -60,6 +60,8 @@ class Job {
   void onSignal(int sig);
   void onExit(pid_t pid, int status);
   void endJob(int sig);        // first phase: `sig` to every live rank
+  // Whether a process group of a rank still has members.
+  bool groupsLeft() const;
   void killRemaining(int sig);
   std::string describeRank(uint32_t rank) const;
 

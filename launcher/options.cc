@@ -113,6 +113,9 @@ Options parseOptions(int argc, char** argv) {
       std::string name = v.substr(0, eq);
       if (name.empty() || name.find_first_of(" \t\n") != std::string::npos)
         throw UsageError("-x needs VAR or VAR=value, got '" + v + "'");
+      for (const settings::Spec& sp : settings::kSpecs)
+        if (sp.audience == settings::kProtocol && name == sp.name)
+          throw UsageError("-x " + name + ": shmrun sets it for each rank; it cannot be passed");
       o.envVars.push_back(v);
     } else if (a == "--tag-output") {
       noValue();

@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <cstdarg>
+#include <string>
 
 #include "api/call.h"
 #include "common/status.h"
@@ -35,6 +36,8 @@ namespace shmcoll::api {
 
 // True once MPI_Init has run and MPI_Finalize has not.
 bool active();
+// Who this process is, for messages ("rank 3"; before MPI_Init "rank 3 (before MPI_Init)").
+std::string whoAmI();
 
 // The class of an error code, and handing a code to a communicator's handler.
 int errorClassOf(int code);

@@ -155,10 +155,13 @@ int counts(const Call& call, const char* arg, const C* v, uint32_t n) {
 
 // A buffer of `count` elements of `t`: NULL is an error when data moves
 // (MPI_ERR_BUFFER), not with MPI_BOTTOM and a type of absolute addresses
-// (true lower bound not 0).
+// (true lower bound not 0); so is MPI_IN_PLACE, which the collectives that
+// allow it handle before they check a buffer (a send, a receive, ...).
 inline int buffer(const Call& call, const char* arg, const void* buf, uint64_t count, const dt::Type* t) {
-  if (!buf && count > 0 && t->size > 0 && t->trueLb == 0) [[unlikely]]
-    return cold::nullBuffer(call, arg, count);
+  if ((!buf || buf == MPI_IN_PLACE) && count > 0 && t->size > 0) [[unlikely]] {
+    if (buf == MPI_IN_PLACE) return cold::inPlace(call, arg, "is not allowed here");
+    if (t->trueLb == 0) return cold::nullBuffer(call, arg, count);
+  }
   return MPI_SUCCESS;
 }
 // A buffer that may not be MPI_IN_PLACE (MPI_ERR_BUFFER): here, as a receive

@@ -14,6 +14,7 @@
 
 #include "api/api.h"
 #include "api/check.h"
+#include "common/settings.h"
 #include "runtime/comm.h"
 #include "runtime/context.h"
 
@@ -103,6 +104,16 @@ bool lookupText(int code, char* out) {
 
 bool active() { return rt::ctx().initialized && !rt::ctx().finalized; }
 
+// Who this process is, for messages: "rank 3"; before MPI_Init, the rank
+// shmrun gave it ("rank 3 (before MPI_Init)"), or its pid outside shmrun.
+std::string whoAmI() {
+  const rt::Context& c = rt::ctx();
+  if (c.initialized) return "rank " + std::to_string(c.eng.rank);
+  if (const char* r = settings::raw(settings::Id::kRank); r && *r && settings::check(settings::Id::kRank, r).empty())
+    return std::string("rank ") + r + " (before MPI_Init)";
+  return "process " + std::to_string(getpid()) + " (before MPI_Init)";
+}
+
 int errorClassOf(int code) { return code < 0 ? MPI_ERR_UNKNOWN : (code & 0xff); }
 
 int dispatch(MPI_Comm comm, int code) {
@@ -118,10 +129,10 @@ int dispatch(MPI_Comm comm, int code) {
   }
   char text[MPI_MAX_ERROR_STRING];
   if (!lookupText(code, text)) snprintf(text, sizeof text, "%s", className(errorClassOf(code)));
-  fprintf(stderr, "shmcoll: rank %u: %s\nshmcoll: rank %u: MPI_ERRORS_ARE_FATAL on %s: ending the job\n",
-          rt::ctx().eng.rank, text, rt::ctx().eng.rank, c ? c->name.empty() ? "a communicator" : c->name.c_str()
-                                                             : "an invalid communicator");
-  rt::abortJob(errorClassOf(code));
+  const std::string who = whoAmI();
+  fprintf(stderr, "shmcoll: %s: %s\nshmcoll: %s: MPI_ERRORS_ARE_FATAL on %s: ending the job\n", who.c_str(), text,
+          who.c_str(), c ? c->name.empty() ? "a communicator" : c->name.c_str() : "an invalid communicator");
+  rt::abortJob(errorClassOf(code), segment::kAbortFatal);
 }
 
 int makeErrorCode(int cls, const char* fn, const char* fmt, ...) {

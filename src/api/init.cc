@@ -58,7 +58,7 @@ int abortAll(Call&, MPI_Comm comm, int errorcode) {
   // Under shmrun the launcher reports the abort (it reads the abort word);
   // a singleton has nobody else to say it.
   if (c.singleton || !c.initialized)
-    fprintf(stderr, "shmcoll: rank %u called MPI_Abort with error code %d\n", c.eng.rank, errorcode);
+    fprintf(stderr, "shmcoll: %s called MPI_Abort with error code %d\n", whoAmI().c_str(), errorcode);
   rt::abortJob(errorcode);
 }
 

@@ -2,13 +2,14 @@
 #include "common/tuning.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "common/settings.h"
@@ -44,6 +45,44 @@ std::string defaultPath() {
   return lib.substr(0, slash) + "/../share/shmcoll/tuning.txt";
 }
 
+// A decision table is a few KiB of text; a file of this size is something else.
+constexpr size_t kMaxTableBytes = 1 << 20;
+
+// Reads the table at `p` into *text: a regular file of at most
+// kMaxTableBytes (not a device such as /dev/zero, not a FIFO that would
+// block the job's start); else false with *why.
+bool readTable(const std::string& p, std::string* text, std::string* why) {
+  const int fd = open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    *why = std::string("cannot read the decision table (") + strerror(errno) + ")";
+    return false;
+  }
+  struct stat st{};
+  bool ok = fstat(fd, &st) == 0;
+  if (ok && !S_ISREG(st.st_mode)) {
+    *why = "not a regular file";
+    ok = false;
+  } else if (ok && static_cast<uint64_t>(st.st_size) > kMaxTableBytes) {
+    *why = "larger than 1 MiB: not a decision table";
+    ok = false;
+  }
+  char buf[16384];
+  while (ok) {
+    const ssize_t got = read(fd, buf, sizeof buf);
+    if (got == 0) break;
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 || text->size() + static_cast<size_t>(got) > kMaxTableBytes) {
+      *why = got < 0 ? std::string("cannot read the decision table (") + strerror(errno) + ")"
+                     : "larger than 1 MiB: not a decision table";
+      ok = false;
+      break;
+    }
+    text->append(buf, static_cast<size_t>(got));
+  }
+  close(fd);
+  return ok;
+}
+
 struct Loaded {
   Table table;
   std::string path;
@@ -57,16 +96,13 @@ struct Loaded {
       p = defaultPath();
       if (p.empty() || access(p.c_str(), R_OK) != 0) return;
     }
-    std::ifstream in(p);
-    if (!in) {
-      fprintf(stderr, "shmcoll: SHMCOLL_TUNING=%s: cannot read the decision table (%s); using the defaults\n",
-              p.c_str(), strerror(errno));
+    std::string text, why;
+    if (!readTable(p, &text, &why)) {
+      fprintf(stderr, "shmcoll: SHMCOLL_TUNING=%s: %s; using the defaults\n", p.c_str(), why.c_str());
       return;
     }
-    std::stringstream text;
-    text << in.rdbuf();
     std::string errors;
-    table.parse(text.str(), &errors);
+    table.parse(text, &errors);
     if (!errors.empty()) fprintf(stderr, "shmcoll: decision table %s: skipped\n%s", p.c_str(), errors.c_str());
     path = p;
   }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -296,6 +297,11 @@ int createSegment(const Request& req, Shm* out) {
   const std::string namedS =
       sp.namedAvailable ? humanBytes(sp.namedFree) + " free in " + req.namedDir : req.namedDir + " not available";
 
+  // The address-space limit (ulimit -v) caps the mapping, whatever is free.
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY && need >= as.rlim_cur)
+    return fail(err::kNoMem, "the shared segment needs %s of address space but the limit is %s (ulimit -v)",
+                needS.c_str(), humanBytes(as.rlim_cur).c_str());
   if (req.precheck && need > sp.memAvailable)
     return fail(err::kNoMem, "the shared segment needs %s but only %s of memory is available (%s)",
                 needS.c_str(), humanBytes(sp.memAvailable).c_str(), namedS.c_str());
@@ -345,9 +351,12 @@ int createSegment(const Request& req, Shm* out) {
   if (rc == kOk) rc = placeAndReserve(req, &s);
   if (rc != kOk) {
     release(&s);
-    if (rc == err::kNoMem)
-      return fail(err::kNoMem, "no memory left for the shared segment: it needs %s, %s of memory is available (%s)",
-                  needS.c_str(), humanBytes(sp.memAvailable).c_str(), namedS.c_str());
+    if (rc == err::kNoMem) {
+      const bool limited = as.rlim_cur != RLIM_INFINITY;
+      return fail(err::kNoMem, "no memory left for the shared segment: it needs %s, %s of memory is available (%s)%s",
+                  needS.c_str(), humanBytes(sp.memAvailable).c_str(), namedS.c_str(),
+                  limited ? ("; the address-space limit (ulimit -v) is " + humanBytes(as.rlim_cur)).c_str() : "");
+    }
     return rc;
   }
   s.fallbackReason = why;

@@ -194,7 +194,7 @@ int finalize() {
   return rc;
 }
 
-void abortJob(int code) {
+void abortJob(int code, segment::AbortKind kind) {
   Context& c = gCtx;
   fflush(stdout);
   fflush(stderr);
@@ -203,6 +203,7 @@ void abortJob(int code) {
     int32_t expected = 0;
     segment::SegmentHeader* h = e.seg.header();
     if (h->abortRank.compare_exchange_strong(expected, static_cast<int32_t>(e.rank) + 1)) {
+      h->abortKind.store(kind, std::memory_order_relaxed);
       h->abortCode.store(code, std::memory_order_release);
     }
     // Wake everybody so that waiters notice the abort at once.

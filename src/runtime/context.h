@@ -30,8 +30,9 @@ Context& ctx();
 int init(int requiredThread, int* provided);
 int finalize();
 
-// Ends the whole job with `code`: records the abort in the segment header so
-// the launcher can report it, then exits this process.
-[[noreturn]] void abortJob(int code);
+// Ends the whole job with `code`: records the abort and why (MPI_Abort, or an
+// error under MPI_ERRORS_ARE_FATAL) in the segment header so the launcher can
+// report it, then exits this process.
+[[noreturn]] void abortJob(int code, segment::AbortKind kind = segment::kAbortCalled);
 
 }  // namespace shmcoll::rt

@@ -62,6 +62,7 @@ void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPi
   h->heapBytes = l.heapBytes;
   h->abortRank.store(0, std::memory_order_relaxed);
   h->abortCode.store(0, std::memory_order_relaxed);
+  h->abortKind.store(0, std::memory_order_relaxed);
   h->attached.store(0, std::memory_order_relaxed);
   h->sleepers.store(0, std::memory_order_relaxed);
   View v(base);

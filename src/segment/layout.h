@@ -85,9 +85,11 @@ struct alignas(kLine) SegmentHeader {
   uint64_t heapBytes;
 
   // Abort word: 0 while the job runs; the first rank to abort stores rank+1
-  // into abortRank and its code into abortCode (compare-exchange on abortRank).
+  // into abortRank (compare-exchange), then why into abortKind and its code
+  // into abortCode.
   alignas(kLine) std::atomic<int32_t> abortRank;
   std::atomic<int32_t> abortCode;
+  std::atomic<int32_t> abortKind;  // AbortKind
   // Ranks that have mapped the segment.
   alignas(kLine) std::atomic<uint32_t> attached;
   // Ranks asleep on their futex right now (wait/wait.h): with ncores, how
@@ -306,6 +308,12 @@ void initHeader(void* base, const Layout& layout, uint64_t jobId, uint32_t launc
 // Checks a mapped segment's header: magic, version, sizes.  Returns 0 or an
 // MPI error class with a reason (see common/status.h).
 int validateHeader(const void* base, size_t mappedSize, uint32_t expectRanks);
+
+// Why a rank ended the job (SegmentHeader::abortKind).
+enum AbortKind : int32_t {
+  kAbortCalled = 0,  // the program called MPI_Abort
+  kAbortFatal = 1,   // an error on a communicator whose handler is MPI_ERRORS_ARE_FATAL; the code is its class
+};
 
 // Accessors over a mapped segment.
 class View {

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "os/shm.h"
 #include "os/topology.h"
 #include "segment/layout.h"
 
@@ -251,12 +252,28 @@ TEST_F(ShmrunTest, BadUsageExitsTwoWithAReason) {
            {{"--timeout", "-3", "true"}, "--timeout needs a positive number of seconds"},
            {{"--frobnicate", "true"}, "unknown option '--frobnicate'"},
            {{"-x", "=v", "true"}, "-x needs VAR or VAR=value"},
+           // (every rank would be rank 0, and wait for ranks 1 and 2 until --timeout)
+           {{"-n", "3", "-x", "SHMCOLL_RANK=0", "true"}, "-x SHMCOLL_RANK: shmrun sets it for each rank"},
+           {{"-n", "2", "-x", "SHMCOLL_SEG_FD", "true"}, "-x SHMCOLL_SEG_FD: shmrun sets it for each rank"},
+           {{"-n", "2", "-x", "SHMCOLL_SIZE=5", "true"}, "-x SHMCOLL_SIZE: shmrun sets it for each rank"},
        }) {
     Result r = run(c.args);
     EXPECT_EQ(r.exitCode, 2) << c.message;
     EXPECT_NE(r.err.find("shmrun: " + c.message), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty());
   }
+}
+
+TEST_F(ShmrunTest, ProtocolVariablesInTheEnvironmentAreReplaced) {
+  // A job started from inside another job's rank (or a stray export) carries
+  // the protocol's variables: every rank still gets its own.
+  Result r = run({"-n", "3", "/bin/sh", "-c", "echo $SHMCOLL_RANK/$SHMCOLL_SIZE"},
+                 {"SHMCOLL_RANK=0", "SHMCOLL_SIZE=7", "SHMCOLL_SEG_FD=0", "SHMCOLL_JOBID=1"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  std::multiset<std::string> lines;
+  std::istringstream in(r.out);
+  for (std::string l; std::getline(in, l);) lines.insert(l);
+  EXPECT_EQ(lines, (std::multiset<std::string>{"0/3", "1/3", "2/3"})) << r.out;
 }
 
 TEST_F(ShmrunTest, MissingProgramExits127Once) {
@@ -293,15 +310,20 @@ TEST_F(ShmrunTest, ReportSegmentGivesTheSizes) {
   Result quiet = run({"-n", "2", "true"});
   EXPECT_EQ(quiet.err, "");
   // Unset, and with no decision table, the slots take segment::defaultSlotBytes()
-  // (a quarter of this machine's L2): two of them, so 2 x (that - 64 KiB) more.
+  // (a quarter of this machine's L2, 64 KiB to 1 MiB): two of them, so
+  // 2 x (that - 64 KiB) more, which the report words in KiB or MiB.
   const size_t slot = shmcoll::segment::defaultSlotBytes();
   EXPECT_GE(slot, size_t{64} << 10);
   EXPECT_LE(slot, size_t{1} << 20);
   EXPECT_EQ(slot & (slot - 1), 0u) << slot;
   Result dflt = run({"--report-segment", "-n", "2", "true"}, {"SHMCOLL_HUGEPAGES=off", "SHMCOLL_TUNING=none"});
-  char want[64];
-  snprintf(want, sizeof want, "(%.1f KiB of lanes", 548.0 + 2.0 * static_cast<double>(slot - (64 << 10)) / 1024);
+  const uint64_t control = (548 << 10) + 2 * (slot - (64 << 10));
+  const std::string want = "(" + shmcoll::shm::humanBytes(control) + " of lanes";
   EXPECT_NE(dflt.err.find(want), std::string::npos) << want << " in: " << dflt.err;
+  // Every slot size the default can take, as the report words it.
+  EXPECT_EQ(shmcoll::shm::humanBytes(548 << 10), "548.0 KiB");
+  EXPECT_EQ(shmcoll::shm::humanBytes((548 << 10) + 2 * (448 << 10)), "1.4 MiB");     // 512 KiB slots (2 MiB L2)
+  EXPECT_EQ(shmcoll::shm::humanBytes((548 << 10) + 2 * (960 << 10)), "2.4 MiB");     // 1 MiB slots
 }
 
 // ---- normal runs ---------------------------------------------------------------
@@ -576,6 +598,30 @@ TEST_F(ShmrunTest, SmallDevShmFallsBackToMemfdOnce) {
       << r.err;
 }
 
+TEST_F(ShmrunTest, ALowOpenFileLimitIsWordedForWhatNeedsIt) {
+  // (dash's ulimit -n sets the hard limit too, so that shmrun cannot raise the soft one)
+  auto under = [](int limit, std::vector<std::string> args) {
+    std::vector<std::string> argv{"/bin/sh", "-c", "ulimit -n " + std::to_string(limit) + " && exec \"$@\"", "sh",
+                                  kShmrun};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Proc p(argv);
+    return p.wait(60);
+  };
+  Result r = under(32, {"-n", "2", kCtl, "check"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(lines(r.out).size(), 2u) << r.out;
+  Result tagged = under(32, {"-n", "20", "--tag-output", "true"});
+  EXPECT_EQ(tagged.exitCode, 1);
+  EXPECT_NE(tagged.err.find("shmrun: --tag-output with 20 ranks needs 56 open files but the limit is 32 (ulimit -n)"),
+            std::string::npos)
+      << tagged.err;
+  Result tiny = under(8, {"-n", "2", "true"});
+  EXPECT_EQ(tiny.exitCode, 1);
+  EXPECT_NE(tiny.err.find("shmrun: shmrun needs 16 open files but the limit is 8 (ulimit -n)"), std::string::npos)
+      << tiny.err;
+  EXPECT_EQ(tiny.err.find("--tag-output"), std::string::npos) << tiny.err;
+}
+
 TEST_F(ShmrunTest, RealOneMegabyteDevShmFallsBackToMemfd) {
   if (geteuid() != 0 || access("/usr/bin/unshare", X_OK) != 0) GTEST_SKIP() << "needs root and unshare";
   Proc p({"/usr/bin/unshare", "-m", "/bin/sh", "-c",
@@ -611,6 +657,54 @@ TEST_F(ShmrunTest, NoMemoryAtAllIsRefused) {
   EXPECT_NE(hook.err.find("of memory is available (4.0 KiB free in /dev/shm)"), std::string::npos) << hook.err;
 }
 
+TEST_F(ShmrunTest, TheRefusalNamesWhatToChange) {
+  // The MPI_Alloc_mem heap makes the segment too large: that is what to shrink, not the slots.
+  Result heap = run({"-n", "2", "true"}, {"SHMCOLL_ALLOC_MEM=1t", "SHMCOLL_HUGEPAGES=off"});
+  EXPECT_EQ(heap.exitCode, 1);
+  EXPECT_NE(heap.err.find("; use fewer ranks or a smaller SHMCOLL_ALLOC_MEM (1.0 TiB per rank now)\n"),
+            std::string::npos)
+      << heap.err;
+  EXPECT_EQ(heap.err.find("SHMCOLL_SLOT_BYTES"), std::string::npos) << heap.err;
+  // Reserved huge pages required: the huge pages are what is missing.
+  Result huge = run({"-n", "2", "true"}, {"SHMCOLL_HUGEPAGES=hugetlb", "SHMCOLL_ALLOC_MEM=1t"});
+  EXPECT_EQ(huge.exitCode, 1);
+  EXPECT_NE(huge.err.find("; reserve more huge pages (vm.nr_hugepages) or set SHMCOLL_HUGEPAGES=auto\n"),
+            std::string::npos)
+      << huge.err;
+  EXPECT_EQ(huge.err.find("SHMCOLL_SLOT_BYTES"), std::string::npos) << huge.err;
+  // An address-space limit below the segment: the limit is named, not the free memory.
+  Proc p({"/bin/sh", "-c", "ulimit -v 400000 && exec \"$@\"", "sh", kShmrun, "-n", "2", "true"},
+         {"SHMCOLL_ALLOC_MEM=1g", "SHMCOLL_HUGEPAGES=off"});
+  Result as = p.wait(60);
+  EXPECT_EQ(as.exitCode, 1);
+  EXPECT_NE(as.err.find("the shared segment needs 2.0 GiB of address space but the limit is 390.6 MiB (ulimit -v); "
+                        "raise the limit (ulimit -v) or use fewer ranks\n"),
+            std::string::npos)
+      << as.err;
+}
+
+TEST_F(ShmrunTest, ADecisionTableThatIsNoTableIsSetAsideAtOnce) {
+  const std::string fifo = dir_ + "/table.fifo", big = dir_ + "/table.big";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  {
+    std::ofstream f(big);
+    f << "# " << std::string(2 << 20, 'x') << "\n";
+  }
+  struct Case {
+    std::string path, why;
+  };
+  for (const Case& c : std::vector<Case>{{"/dev/zero", "not a regular file"},
+                                         {fifo, "not a regular file"},
+                                         {big, "larger than 1 MiB: not a decision table"},
+                                         {dir_ + "/none", "cannot read the decision table (No such file"}}) {
+    Result r = run({"-n", "2", "true"}, {"SHMCOLL_TUNING=" + c.path}, "", 20);
+    EXPECT_EQ(r.exitCode, 0) << c.path << ": " << r.err;
+    EXPECT_NE(r.err.find("SHMCOLL_TUNING=" + c.path + ": " + c.why), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("; using the defaults"), std::string::npos) << r.err;
+    EXPECT_LT(r.seconds, 10) << c.path;
+  }
+}
+
 TEST_F(ShmrunTest, BadSlotSizeIsAUsageError) {
   Result r = run({"-n", "2", "/bin/true"}, {"SHMCOLL_SLOT_BYTES=8g"});
   EXPECT_EQ(r.exitCode, 2);
@@ -637,6 +731,41 @@ TEST_F(ShmrunTest, MpiAbort) {
   Result r = run({"-n", "4", kMpi, "abort", "3", "17"}, {}, "", 30);
   EXPECT_EQ(r.exitCode, 17) << r.err;
   EXPECT_NE(r.err.find("shmrun: rank 3 called MPI_Abort with error code 17"), std::string::npos) << r.err;
+  EXPECT_LT(r.seconds, 5);
+}
+
+TEST_F(ShmrunTest, MpiErrorsAreFatalIsNotReportedAsMpiAbort) {
+  Result r = run({"-n", "3", kMpi, "fatal", "1"}, {}, "", 30);
+  EXPECT_EQ(r.exitCode, 6) << r.err;  // MPI_ERR_RANK
+  EXPECT_NE(r.err.find("shmrun: rank 1 ended the job: an MPI error (class 6) on a communicator whose handler is "
+                       "MPI_ERRORS_ARE_FATAL\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("shmcoll: rank 1: MPI_Send: "), std::string::npos) << r.err;  // the error itself, first
+  EXPECT_EQ(r.err.find("MPI_Abort"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("returned"), std::string::npos) << r.err;
+  EXPECT_LT(r.seconds, 5);
+}
+
+TEST_F(ShmrunTest, AnErrorBeforeMpiInitNamesTheRankShmrunGave) {
+  Result r = run({"-n", "2", kMpi, "preinit"}, {}, "", 30);
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(shmcoll: rank [01] \(before MPI_Init\): MPI_Send: called outside)")))
+      << r.err;
+  for (const char* who : {"rank 0 (before MPI_Init): MPI_Send", "rank 1 (before MPI_Init): MPI_Send"})
+    EXPECT_LE(count(r.err, who), 1) << r.err;  // each rank under its own number
+}
+
+TEST_F(ShmrunTest, WhatACrashedRankStartedEndsWithTheJob) {
+  Result r = run({"-n", "3", kMpi, "orphan", "1", dir_}, {}, "", 30);
+  EXPECT_EQ(r.exitCode, 128 + SIGKILL) << r.err;
+  std::ifstream f(dir_ + "/child");
+  pid_t child = 0;
+  ASSERT_TRUE(f >> child) << "the rank did not start its child";
+  // (it ignores SIGTERM: the SIGKILL after the grace period ends it)
+  for (int i = 0; i < 200 && alive(child); ++i) usleep(10000);
+  EXPECT_FALSE(alive(child)) << "pid " << child << " outlived the job";
+  if (alive(child)) kill(child, SIGKILL);
   EXPECT_LT(r.seconds, 5);
 }
 

@@ -1495,6 +1495,22 @@ static void t_errors(void) {
     if (w != 4242 || st.MPI_TAG != *ub) fail("14 MPI_TAG_UB", "message with tag %d: got %d tag %d", *ub, w, st.MPI_TAG);
     ++nchecks;
   }
+#ifdef SHMCOLL
+  /* MPI_IN_PLACE is for collectives (erroneous here; other libraries vary,
+   * from another class to a crash) */
+  EXPECT(MPI_Send(MPI_IN_PLACE, 1, MPI_INT, rank, 0, c), MPI_ERR_BUFFER);
+  EXPECT(MPI_Ssend(MPI_IN_PLACE, 2, MPI_INT, rank, 0, c), MPI_ERR_BUFFER);
+  EXPECT(MPI_Isend(MPI_IN_PLACE, 1, MPI_INT, rank, 0, c, &q), MPI_ERR_BUFFER);
+  EXPECT(MPI_Send_init(MPI_IN_PLACE, 1, MPI_INT, rank, 0, c, &q), MPI_ERR_BUFFER);
+  EXPECT(MPI_Recv(MPI_IN_PLACE, 1, MPI_INT, rank, 0, c, MPI_STATUS_IGNORE), MPI_ERR_BUFFER);
+  EXPECT(MPI_Irecv(MPI_IN_PLACE, 1, MPI_INT, rank, 0, c, &q), MPI_ERR_BUFFER);
+  EXPECT(MPI_Sendrecv(MPI_IN_PLACE, 1, MPI_INT, rank, 0, x, 1, MPI_INT, rank, 0, c, MPI_STATUS_IGNORE),
+         MPI_ERR_BUFFER);
+  EXPECT(MPI_Sendrecv(x, 1, MPI_INT, rank, 0, MPI_IN_PLACE, 1, MPI_INT, rank, 0, c, MPI_STATUS_IGNORE),
+         MPI_ERR_BUFFER);
+  EXPECT(MPI_Sendrecv_replace(MPI_IN_PLACE, 1, MPI_INT, rank, 0, rank, 0, c, MPI_STATUS_IGNORE), MPI_ERR_BUFFER);
+  EXPECT(MPI_Bcast(MPI_IN_PLACE, 1, MPI_INT, 0, c), MPI_ERR_BUFFER);
+#endif
   EXPECT(MPI_Send(x, 1, MPI_DATATYPE_NULL, rank, 0, c), MPI_ERR_TYPE);
   EXPECT(MPI_Irecv(x, 1, MPI_DATATYPE_NULL, rank, 0, c, &q), MPI_ERR_TYPE);
   EXPECT(MPI_Send(x, 1, MPI_INT, rank, 0, MPI_COMM_NULL), MPI_ERR_COMM);
