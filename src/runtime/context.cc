@@ -88,6 +88,7 @@ void probeCma(transport::World& c) {
   ssize_t n = process_vm_readv(static_cast<pid_t>(next->pid), &local, 1, &remote, 1, 0);
   bool ok = n == static_cast<ssize_t>(sizeof got) && got == kProbeValue;
   c.self()->cmaOk.store(ok ? 1 : 2, std::memory_order_release);
+  if (!ok) c.seg.header()->cmaRefused.fetch_add(1, std::memory_order_acq_rel);
 }
 
 // Publishes this rank's shared malloc heap (os/shared_heap.h) if malloc here
@@ -116,6 +117,7 @@ void probeHeap(transport::World& c) {
   uint32_t next = (c.rank + 1) % c.size;
   bool ok = c.seg.ctl(next)->heapFd < 0 || transport::canMapPeerHeap(next);
   c.self()->heapOk.store(ok ? 1 : 2, std::memory_order_release);
+  if (!ok) c.seg.header()->heapRefused.fetch_add(1, std::memory_order_acq_rel);
 }
 
 }  // namespace
@@ -169,15 +171,12 @@ int init(int requiredThread, int* provided) {
   if (e.size > 1) {
     const bool cma = settings::flag(settings::Id::kCma);
     if (cma) probeCma(e);
+    else e.seg.header()->cmaRefused.fetch_add(1, std::memory_order_acq_rel);  // (off here: off for all)
     probeHeap(e);
     SHMCOLL_CHECK(coll::barrierOn(worldTeam()));
-    bool allCma = cma, allHeap = true;
-    for (uint32_t r = 0; r < e.size; ++r) {
-      allCma &= e.seg.ctl(r)->cmaOk.load(std::memory_order_acquire) == 1;
-      allHeap &= e.seg.ctl(r)->heapOk.load(std::memory_order_acquire) == 1;
-    }
-    transport::pulls().cma = allCma;
-    transport::pulls().heapShared = allHeap;
+    const segment::SegmentHeader* h = e.seg.header();
+    transport::pulls().cma = cma && h->cmaRefused.load(std::memory_order_acquire) == 0;
+    transport::pulls().heapShared = h->heapRefused.load(std::memory_order_acquire) == 0;
   }
   p2p::init(c.oversubscribed);
   c.initialized = true;

@@ -64,6 +64,8 @@ void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPi
   h->abortCode.store(0, std::memory_order_relaxed);
   h->abortKind.store(0, std::memory_order_relaxed);
   h->attached.store(0, std::memory_order_relaxed);
+  h->cmaRefused.store(0, std::memory_order_relaxed);
+  h->heapRefused.store(0, std::memory_order_relaxed);
   h->sleepers.store(0, std::memory_order_relaxed);
   View v(base);
   for (uint32_t r = 0; r < l.nranks; ++r) {

@@ -92,6 +92,11 @@ struct alignas(kLine) SegmentHeader {
   std::atomic<int32_t> abortKind;  // AbortKind
   // Ranks that have mapped the segment.
   alignas(kLine) std::atomic<uint32_t> attached;
+  // Ranks whose probe of their neighbour failed in MPI_Init (process_vm_readv,
+  // mapping its shared heap): one word for all, so that no rank reads every
+  // rank's control line (a page fault per rank and peer).
+  std::atomic<uint32_t> cmaRefused;
+  std::atomic<uint32_t> heapRefused;
   // Ranks asleep on their futex right now (wait/wait.h): with ncores, how
   // many ranks compete for the cores.
   alignas(kLine) std::atomic<uint32_t> sleepers;

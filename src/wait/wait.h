@@ -53,11 +53,15 @@ void wakeAll(const Members& members, uint32_t skip, CtlOf&& ctlOf) {
 struct WaitPolicy {
   uint32_t spins = 20000;  // pause-loop polls before yielding (SHMCOLL_WAIT_SPINS sets it at start-up)
   uint32_t yields = 8;     // sched_yield polls before sleeping (SHMCOLL_WAIT_YIELDS)
-  long sleepNs = 2000000; // futex timeout: a safety net; wake-ups normally come first
+  long sleepNs = 2000000; // first futex timeout: a safety net; wake-ups normally come first
   // Waits inside a running stream (waitStream) with more ranks than cores:
   // the longest spin, in nanoseconds, before the policy above takes over.
   uint32_t streamSpinNs = 0;
 };
+
+// The longest a sleeping waiter stays asleep without a wake-up (the timeout
+// doubles from WaitPolicy::sleepNs up to this).
+constexpr long kMaxSleepNs = 64'000'000;
 
 // Set once by the runtime (oversubscription shrinks spinning).
 void setPolicy(const WaitPolicy& p);
@@ -101,6 +105,11 @@ int waitUntil(segment::RankCtl* self, Cond&& cond) {
     runProgressHook();
     if (cond()) return 0;
   }
+  // The futex timeout is a safety net (wake-ups come first), and it grows
+  // while the wait goes on: a rank waiting for a peer that has not even
+  // started (hundreds of ranks exec'ing on a few cores) must not wake every
+  // few milliseconds, taking the cores the starting ranks need.
+  long sleepNs = p.sleepNs;
   for (;;) {
     uint32_t seen = self->wake.load(std::memory_order_acquire);
     self->sleeping.store(1, std::memory_order_relaxed);
@@ -111,7 +120,8 @@ int waitUntil(segment::RankCtl* self, Cond&& cond) {
       continue;
     }
     if (gCrowd.sleepers) gCrowd.sleepers->fetch_add(1, std::memory_order_relaxed);
-    futexWait(&self->wake, seen, p.sleepNs);
+    futexWait(&self->wake, seen, sleepNs);
+    sleepNs = std::min(2 * sleepNs, std::max(sleepNs, kMaxSleepNs));
     if (gCrowd.sleepers) gCrowd.sleepers->fetch_sub(1, std::memory_order_relaxed);
     self->sleeping.store(0, std::memory_order_relaxed);
     if (cond()) return 0;
