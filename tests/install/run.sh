@@ -73,7 +73,10 @@ layout() {
   [[ -f $p/lib/libshmcoll.so.$v && ! -L $p/lib/libshmcoll.so.$v ]] || { echo "no lib/libshmcoll.so.$v"; return 1; }
   [[ $(readlink "$p/lib/libshmcoll.so.$major") == "libshmcoll.so.$v" ]] || { echo "lib/libshmcoll.so.$major is not a link to libshmcoll.so.$v"; return 1; }
   [[ $(readlink "$p/lib/libshmcoll.so") == "libshmcoll.so.$major" ]] || { echo "lib/libshmcoll.so is not a link to libshmcoll.so.$major"; return 1; }
-  objdump -p "$p/lib/libshmcoll.so.$v" | grep -Eq "SONAME +libshmcoll\.so\.$major\$" || { echo "soname is not libshmcoll.so.$major"; return 1; }
+  # (the whole output first: grep -q leaving a pipe early would fail it with SIGPIPE under pipefail)
+  local dyn
+  dyn=$(objdump -p "$p/lib/libshmcoll.so.$v") || { echo "objdump cannot read lib/libshmcoll.so.$v"; return 1; }
+  grep -Eq "SONAME +libshmcoll\.so\.$major\$" <<<"$dyn" || { echo "soname is not libshmcoll.so.$major"; return 1; }
 }
 
 # The malloc family libshmcoll.so defines (src/interpose/malloc.cc).
