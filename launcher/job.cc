@@ -287,7 +287,7 @@ void Job::childExec(uint32_t rank, int outFd, int errFd) {
   // Only async-signal-safe calls until exec: the launcher is single-threaded,
   // but keep the child cheap and predictable anyway.  hwloc binding is the
   // exception the design asks for (it allocates one bitmap).
-  if (!(rank == 0 && rank0SharesGroup_)) setpgid(0, 0);
+  if (ownGroup(rank)) setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != launcherPid_) _exit(kExitLauncherError);  // the launcher died before prctl
   signal(SIGPIPE, SIG_DFL);
@@ -360,7 +360,7 @@ void Job::spawn() {
     }
     // Also from this side, so that a signal sent right after fork already
     // reaches the group (whichever of parent and child runs first).
-    if (!(r == 0 && rank0SharesGroup_)) setpgid(pid, pid);
+    if (ownGroup(r)) setpgid(pid, pid);
     ranks_[r].pid = pid;
     ranks_[r].running = true;
     byPid_[pid] = r;
@@ -378,14 +378,14 @@ void Job::killRemaining(int sig) {
     // The group too, so whatever the rank started goes with it, also when
     // the rank itself is gone already (a group outlives its leader while it
     // has members, and its id is not reused meanwhile).
-    if (!(r == 0 && rank0SharesGroup_)) kill(-ranks_[r].pid, sig);
+    if (ownGroup(r)) kill(-ranks_[r].pid, sig);
     if (ranks_[r].running) kill(ranks_[r].pid, sig);
   }
 }
 
 bool Job::groupsLeft() const {
   for (uint32_t r = 0; r < n_; ++r)
-    if (ranks_[r].pid > 0 && !(r == 0 && rank0SharesGroup_) && kill(-ranks_[r].pid, 0) == 0) return true;
+    if (ranks_[r].pid > 0 && ownGroup(r) && kill(-ranks_[r].pid, 0) == 0) return true;
   return false;
 }
 

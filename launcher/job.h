@@ -62,6 +62,9 @@ class Job {
   void endJob(int sig);        // first phase: `sig` to every live rank
   // Whether a process group of a rank still has members.
   bool groupsLeft() const;
+  // Whether rank r leads a process group of its own (rank 0 shares shmrun's
+  // when stdin is a terminal).
+  bool ownGroup(uint32_t r) const { return !(r == 0 && rank0SharesGroup_); }
   void killRemaining(int sig);
   std::string describeRank(uint32_t rank) const;
 

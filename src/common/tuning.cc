@@ -52,18 +52,23 @@ constexpr size_t kMaxTableBytes = 1 << 20;
 // kMaxTableBytes (not a device such as /dev/zero, not a FIFO that would
 // block the job's start); else false with *why.
 bool readTable(const std::string& p, std::string* text, std::string* why) {
+  auto cannotRead = [why] { *why = std::string("cannot read the decision table (") + strerror(errno) + ")"; };
   const int fd = open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    *why = std::string("cannot read the decision table (") + strerror(errno) + ")";
+    cannotRead();
     return false;
   }
+  constexpr const char* kTooLarge = "larger than 1 MiB: not a decision table";
   struct stat st{};
-  bool ok = fstat(fd, &st) == 0;
-  if (ok && !S_ISREG(st.st_mode)) {
+  bool ok = true;
+  if (fstat(fd, &st) != 0) {
+    cannotRead();
+    ok = false;
+  } else if (!S_ISREG(st.st_mode)) {
     *why = "not a regular file";
     ok = false;
-  } else if (ok && static_cast<uint64_t>(st.st_size) > kMaxTableBytes) {
-    *why = "larger than 1 MiB: not a decision table";
+  } else if (static_cast<uint64_t>(st.st_size) > kMaxTableBytes) {
+    *why = kTooLarge;
     ok = false;
   }
   char buf[16384];
@@ -71,12 +76,14 @@ bool readTable(const std::string& p, std::string* text, std::string* why) {
     const ssize_t got = read(fd, buf, sizeof buf);
     if (got == 0) break;
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0 || text->size() + static_cast<size_t>(got) > kMaxTableBytes) {
-      *why = got < 0 ? std::string("cannot read the decision table (") + strerror(errno) + ")"
-                     : "larger than 1 MiB: not a decision table";
+    if (got < 0) {
+      cannotRead();
       ok = false;
-      break;
+    } else if (text->size() + static_cast<size_t>(got) > kMaxTableBytes) {
+      *why = kTooLarge;
+      ok = false;
     }
+    if (!ok) break;
     text->append(buf, static_cast<size_t>(got));
   }
   close(fd);

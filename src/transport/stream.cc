@@ -55,7 +55,6 @@ bool Outbox::produce() {
     gSlots.expected[s] = broadcast_ ? static_cast<uint32_t>(readers_->size()) : static_cast<uint32_t>(wake_.size());
     Slots::Readers& who = gSlots.readers[s];
     who.ranks.clear();
-    gSlots.tracked[s] = track_;
     h->tracked = track_;
     if (track_) {
       who.ctx = g.ctxId;

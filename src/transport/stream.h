@@ -43,20 +43,19 @@ inline uint64_t chunkTag(uint64_t seq, uint32_t ctx, uint64_t chunk) {
 struct Slots {
   uint32_t expected[segment::kNumSlots] = {};  // acknowledgements owed on each untracked slot's last chunk
   // Who reads each slot's last chunk (world ranks) when it is tracked (see
-  // above), else empty.
+  // above; a chunk has at least one reader), else empty.
   struct Readers {
     uint32_t ctx = 0;
     uint64_t seq = 0;
     std::vector<uint32_t> ranks;
   };
   Readers readers[segment::kNumSlots];
-  bool tracked[segment::kNumSlots] = {};
   // Whether every reader of tracked slot s's last chunk set its bit or
   // finished that chunk's operation.
   bool released(uint32_t s) const;
   // Whether slot s may take a new chunk.
   bool free(uint32_t s) const {
-    if (tracked[s]) return released(s);
+    if (!readers[s].ranks.empty()) return released(s);  // tracked
     return world().seg.slot(world().rank, s)->acks.load(std::memory_order_acquire) >= expected[s];
   }
 };

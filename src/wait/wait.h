@@ -121,7 +121,7 @@ int waitUntil(segment::RankCtl* self, Cond&& cond) {
     }
     if (gCrowd.sleepers) gCrowd.sleepers->fetch_add(1, std::memory_order_relaxed);
     futexWait(&self->wake, seen, sleepNs);
-    sleepNs = std::min(2 * sleepNs, std::max(sleepNs, kMaxSleepNs));
+    if (sleepNs < kMaxSleepNs) sleepNs = std::min(2 * sleepNs, kMaxSleepNs);
     if (gCrowd.sleepers) gCrowd.sleepers->fetch_sub(1, std::memory_order_relaxed);
     self->sleeping.store(0, std::memory_order_relaxed);
     if (cond()) return 0;

@@ -658,20 +658,20 @@ TEST_F(ShmrunTest, NoMemoryAtAllIsRefused) {
 }
 
 TEST_F(ShmrunTest, TheRefusalNamesWhatToChange) {
-  // The MPI_Alloc_mem heap makes the segment too large: that is what to shrink, not the slots.
-  Result heap = run({"-n", "2", "true"}, {"SHMCOLL_ALLOC_MEM=1t", "SHMCOLL_HUGEPAGES=off"});
-  EXPECT_EQ(heap.exitCode, 1);
-  EXPECT_NE(heap.err.find("; use fewer ranks or a smaller SHMCOLL_ALLOC_MEM (1.0 TiB per rank now)\n"),
-            std::string::npos)
-      << heap.err;
-  EXPECT_EQ(heap.err.find("SHMCOLL_SLOT_BYTES"), std::string::npos) << heap.err;
-  // Reserved huge pages required: the huge pages are what is missing.
-  Result huge = run({"-n", "2", "true"}, {"SHMCOLL_HUGEPAGES=hugetlb", "SHMCOLL_ALLOC_MEM=1t"});
-  EXPECT_EQ(huge.exitCode, 1);
-  EXPECT_NE(huge.err.find("; reserve more huge pages (vm.nr_hugepages) or set SHMCOLL_HUGEPAGES=auto\n"),
-            std::string::npos)
-      << huge.err;
-  EXPECT_EQ(huge.err.find("SHMCOLL_SLOT_BYTES"), std::string::npos) << huge.err;
+  struct Case {
+    std::string hugepages, hint;
+  };
+  for (const Case& c : std::vector<Case>{
+           // the MPI_Alloc_mem heap makes the segment too large: that is what to shrink, not the slots
+           {"off", "; use fewer ranks or a smaller SHMCOLL_ALLOC_MEM (1.0 TiB per rank now)\n"},
+           // reserved huge pages required: the huge pages are what is missing
+           {"hugetlb", "; reserve more huge pages (vm.nr_hugepages) or set SHMCOLL_HUGEPAGES=auto\n"},
+       }) {
+    Result r = run({"-n", "2", "true"}, {"SHMCOLL_ALLOC_MEM=1t", "SHMCOLL_HUGEPAGES=" + c.hugepages});
+    EXPECT_EQ(r.exitCode, 1);
+    EXPECT_NE(r.err.find(c.hint), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("SHMCOLL_SLOT_BYTES"), std::string::npos) << r.err;
+  }
   // An address-space limit below the segment: the limit is named, not the free memory.
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer cannot start under ulimit -v (its shadow memory)";
