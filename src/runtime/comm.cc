@@ -203,6 +203,7 @@ Comm* pendingDup(const Comm& parent) {
     setIntra(*nc, parent.team.members);
   }
   nc->pending = true;
+  nc->topo = parent.topo;
   return nc;
 }
 
@@ -275,6 +276,7 @@ int dupComm(Comm& parent, Comm** out) {
   SHMCOLL_CHECK(agree(parent, 0, 0, &all, &ctxId, &base));
   *out = parent.inter ? installInter(parent.team.members, parent.remote, ctxId, parent)
                       : install(parent.team.members, ctxId, base, parent);
+  (*out)->topo = parent.topo;  // (the standard: a duplicate keeps the topology)
   return kOk;
 }
 

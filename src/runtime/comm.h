@@ -27,6 +27,7 @@
 #include "coll/coll.h"
 #include "runtime/attr.h"
 #include "runtime/info.h"
+#include "runtime/topo.h"
 
 namespace shmcoll::rt {
 
@@ -42,6 +43,7 @@ struct Comm {
   std::string name;
   AttrList attrs;  // cached attributes (runtime/attr.h)
   Info hints;      // MPI_Comm_set_info / MPI_Comm_dup_with_info hints, as set
+  std::shared_ptr<const Topology> topo;  // its process topology (runtime/topo.h), kept by dup and idup
   uint32_t holds = 0;  // persistent collective requests on it (holdComm)
   bool freed = false;  // MPI_Comm_free'd while held: no handle finds it, it waits for the last release
 };

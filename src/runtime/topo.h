@@ -1,0 +1,50 @@
+// Process topologies: what MPI_Cart_create, MPI_Graph_create and the
+// MPI_Dist_graph_create functions attach to the communicator they make, and
+// what the topology queries and the neighbourhood collectives read.
+//
+// A topology is immutable once made and shared (MPI_Comm_dup and
+// MPI_Comm_idup keep it: the copy points at the same one).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shmcoll::rt {
+
+// Who a rank exchanges with in a neighbourhood collective, grouped by peer
+// (coll/neighbor.cc builds it).
+struct NeighborPlan;
+
+struct Topology {
+  int kind = MPI_UNDEFINED;  // MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH
+
+  // MPI_CART: the grid, row-major (the last dimension varies fastest).
+  std::vector<int> dims, periods;  // periods: 0 or 1
+  // MPI_GRAPH: the whole graph as given to MPI_Graph_create.
+  std::vector<int> index, edges;
+
+  // This rank's neighbour lists in the standard's order, for every kind:
+  //   MPI_CART: for each dimension d, the source then the destination of
+  //     MPI_Cart_shift(comm, d, 1), MPI_PROC_NULL where a non-periodic
+  //     dimension ends (both lists are the same);
+  //   MPI_GRAPH: the rank's neighbours as given (both lists are the same);
+  //   MPI_DIST_GRAPH: its sources (in) and destinations (out).
+  std::vector<int> in, out;
+  // MPI_DIST_GRAPH: the weights, when given (weighted); empty otherwise.
+  bool weighted = false;
+  std::vector<int> inWeights, outWeights;
+
+  // Why the neighbourhood collectives refuse this topology (empty: they
+  // don't), the same on every rank: an MPI_Graph_create graph in which a
+  // rank lists another more often than it is listed back.
+  std::string refusal;
+
+  // Built once, by coll/neighbor.cc, on the first neighbourhood collective.
+  mutable std::shared_ptr<const NeighborPlan> plan;
+};
+
+}  // namespace shmcoll::rt
