@@ -34,7 +34,7 @@ namespace {
 
 constexpr uint32_t kOps = opBit(Op::kAlltoall) | opBit(Op::kAlltoallv) | opBit(Op::kAlltoallw) | opBit(Op::kAllgather) |
                           opBit(Op::kAllgatherv) | opBit(Op::kBcast) | opBit(Op::kGather) | opBit(Op::kGatherv) |
-                          opBit(Op::kScatter) | opBit(Op::kScatterv);
+                          opBit(Op::kScatter) | opBit(Op::kScatterv) | kNeighborOps;
 
 // One round: its bytes at the local rate, except that an allgather(v) on a
 // team that spans NUMA domains has every member of a domain pull the other

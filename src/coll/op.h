@@ -25,8 +25,15 @@ enum class Op : uint8_t {
   kScan,
   kExscan,
   kBarrier,
+  // On a communicator with a process topology: per-edge blocks between a
+  // rank and its neighbours (api/neighbor.cc).
+  kNeighborAlltoall,
+  kNeighborAlltoallv,
+  kNeighborAlltoallw,
+  kNeighborAllgather,
+  kNeighborAllgatherv,
 };
-constexpr int kOpCount = static_cast<int>(Op::kBarrier) + 1;
+constexpr int kOpCount = static_cast<int>(Op::kNeighborAllgatherv) + 1;
 
 // "alltoall", "reduce_scatter_block", ... (lower case, as in the decision table).
 const char* opName(Op op);

@@ -49,7 +49,8 @@ constexpr int kNumAlgorithms = sizeof kAlgorithms / sizeof kAlgorithms[0];
 const char* const kOpNames[kOpCount] = {
     "alltoall", "alltoallv", "alltoallw", "allgather", "allgatherv", "bcast",          "gather",
     "gatherv",  "scatter",   "scatterv",  "reduce",    "allreduce",  "reduce_scatter", "reduce_scatter_block",
-    "scan",     "exscan",    "barrier"};
+    "scan",     "exscan",    "barrier", "neighbor_alltoall", "neighbor_alltoallv", "neighbor_alltoallw",
+    "neighbor_allgather", "neighbor_allgatherv"};
 
 // The algorithms that run `op`, for messages.
 std::string namesFor(Op op) {

@@ -73,6 +73,9 @@ struct Operation {
 };
 
 constexpr uint32_t opBit(Op op) { return 1u << static_cast<int>(op); }
+constexpr uint32_t kNeighborOps = opBit(Op::kNeighborAlltoall) | opBit(Op::kNeighborAlltoallv) |
+                                  opBit(Op::kNeighborAlltoallw) | opBit(Op::kNeighborAllgather) |
+                                  opBit(Op::kNeighborAllgatherv);
 
 struct Algorithm {
   const char* name = nullptr;

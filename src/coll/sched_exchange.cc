@@ -77,7 +77,7 @@ int run(Operation& o) {
 
 constexpr uint32_t kOps = opBit(Op::kAlltoall) | opBit(Op::kAlltoallv) | opBit(Op::kAlltoallw) | opBit(Op::kAllgather) |
                           opBit(Op::kAllgatherv) | opBit(Op::kBcast) | opBit(Op::kGather) | opBit(Op::kGatherv) |
-                          opBit(Op::kScatter) | opBit(Op::kScatterv);
+                          opBit(Op::kScatter) | opBit(Op::kScatterv) | kNeighborOps;
 
 }  // namespace
 

@@ -20,7 +20,9 @@ namespace {
 
 constexpr const char* kOps[] = {"alltoall", "alltoallv", "alltoallw", "allgather", "allgatherv", "bcast",
                                 "gather",   "gatherv",   "scatter",   "scatterv",  "reduce",     "allreduce",
-                                "reduce_scatter", "reduce_scatter_block", "scan", "exscan"};
+                                "reduce_scatter", "reduce_scatter_block", "scan", "exscan",
+                                "neighbor_alltoall", "neighbor_alltoallv", "neighbor_alltoallw",
+                                "neighbor_allgather", "neighbor_allgatherv"};
 
 // The setting whose decision-table key is `k`, or nullptr.
 const settings::Spec* findKey(const std::string& k) {

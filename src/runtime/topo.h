@@ -16,7 +16,7 @@
 namespace shmcoll::rt {
 
 // Who a rank exchanges with in a neighbourhood collective, grouped by peer
-// (coll/neighbor.cc builds it).
+// (api/neighbor.cc builds it).
 struct NeighborPlan;
 
 struct Topology {
@@ -43,7 +43,7 @@ struct Topology {
   // rank lists another more often than it is listed back.
   std::string refusal;
 
-  // Built once, by coll/neighbor.cc, on the first neighbourhood collective.
+  // Built once, by api/neighbor.cc, on the first neighbourhood collective.
   mutable std::shared_ptr<const NeighborPlan> plan;
 };
 

@@ -1,0 +1,371 @@
+// The neighbourhood collectives: MPI_Neighbor_allgather(v) and
+// MPI_Neighbor_alltoall(v,w) in every form (blocking, MPI_Ineighbor_...,
+// MPI_Neighbor_..._init, each with int and big (_c) counts), on a
+// communicator with a process topology (runtime/topo.h).
+//
+// How they run.  A rank's blocks go to its out-neighbours and come from its
+// in-neighbours, edge by edge, in the order of the topology's lists.  The
+// engine moves per-pair blocks (coll/coll.h), so the edges are grouped by
+// peer once per topology (NeighborPlan, below) and each call describes one
+// block per peer: the edge's own block when the peer is listed once (the
+// usual case: no copy, no new type), a struct type over the peer's edge
+// blocks when it is listed several times.  The pairs are sparse
+// (ExchangeArgs::allPairs false): a rank writes lanes only for its
+// out-neighbours and waits only for its in-neighbours, and large contiguous
+// blocks are pulled in place as in the other collectives.  The nonblocking
+// and persistent forms run the same pairs as one round of point-to-point
+// messages (coll/sched_exchange.cc).
+//
+// Which edge meets which when a pair has several.  The k-th edge from a
+// rank to a peer (in the sender's out-list order) lands in the k-th edge
+// from that rank in the receiver's in-list, except on a Cartesian topology,
+// where the block sent in the -1 direction of dimension d arrives in the
+// receiver's +1 block of that dimension and the other way round (MPI-4.1
+// section 8.6; it only matters in a periodic dimension of size 1 or 2, where
+// both neighbours are the same rank): the receiver orders its in-edges from
+// a peer by index XOR 1.  A Cartesian MPI_PROC_NULL neighbour moves nothing
+// and its receive block is not touched.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "api/coll_common.h"
+#include "common/status.h"
+#include "runtime/topo.h"
+
+namespace shmcoll::rt {
+
+// A topology's edges grouped by peer, for one rank (the topology is this
+// rank's view already).
+struct NeighborPlan {
+  struct Peer {
+    uint32_t first = 0, count = 0;  // its edges: edges[first, first + count), in matching order
+  };
+  struct Side {
+    std::vector<int32_t> slot;  // per communicator rank: index into peers, or -1
+    std::vector<Peer> peers;
+    std::vector<uint32_t> edges;  // indices into the topology's in or out list
+    uint32_t degree = 0;          // the list's length (MPI_PROC_NULL entries included)
+  };
+  Side out, in;
+  bool multi = false;  // some peer has several edges on one side
+};
+
+}  // namespace shmcoll::rt
+
+namespace shmcoll::api::impl {
+
+namespace {
+
+using rt::NeighborPlan;
+
+// Groups `list` (ranks, MPI_PROC_NULL allowed) by peer; `swapPairs` orders a
+// peer's edges by index XOR 1 (a Cartesian receiver), else by index.
+void group(const std::vector<int>& list, uint32_t n, bool swapPairs, NeighborPlan::Side* s, bool* multi) {
+  s->degree = static_cast<uint32_t>(list.size());
+  s->slot.assign(n, -1);
+  std::vector<std::pair<uint32_t, uint32_t>> byPeer;  // (peer, key)
+  for (uint32_t i = 0; i < list.size(); ++i)
+    if (list[i] != MPI_PROC_NULL) byPeer.push_back({static_cast<uint32_t>(list[i]), swapPairs ? i ^ 1u : i});
+  std::sort(byPeer.begin(), byPeer.end());
+  for (size_t k = 0; k < byPeer.size(); ++k) {
+    const uint32_t p = byPeer[k].first;
+    if (k == 0 || byPeer[k - 1].first != p) {
+      s->slot[p] = static_cast<int32_t>(s->peers.size());
+      s->peers.push_back({static_cast<uint32_t>(s->edges.size()), 0});
+    }
+    s->edges.push_back(swapPairs ? byPeer[k].second ^ 1u : byPeer[k].second);
+    if (++s->peers.back().count > 1) *multi = true;
+  }
+}
+
+std::shared_ptr<const NeighborPlan> makePlan(const rt::Topology& t, uint32_t n) {
+  auto p = std::make_shared<NeighborPlan>();
+  group(t.out, n, false, &p->out, &p->multi);
+  group(t.in, n, t.kind == MPI_CART, &p->in, &p->multi);
+  return p;
+}
+
+// The communicator's plan, made on first use; an error when it has no
+// topology or its topology refuses the neighbourhood collectives.
+int planOf(const Call& call, const rt::Comm* c, std::shared_ptr<const NeighborPlan>* out) {
+  const rt::Topology* t = c->topo.get();
+  if (!t)
+    return check::fail(call, MPI_ERR_TOPOLOGY, "comm has no process topology (%s)",
+                       c->inter ? "an intercommunicator" : "make one with MPI_Cart_create or MPI_Dist_graph_create");
+  if (!t->refusal.empty()) return check::fail(call, MPI_ERR_TOPOLOGY, "%s", t->refusal.c_str());
+  if (!t->plan) [[unlikely]]
+    t->plan = makePlan(*t, c->team.size());
+  *out = t->plan;
+  return MPI_SUCCESS;
+}
+
+constexpr coll::Block kNone{nullptr, 0, nullptr};
+inline coll::Block none() { return {nullptr, 0, dt::byteType()}; }
+
+// The struct types that carry a peer's several edges as one block, per slot
+// (held until the last copy of the argument object goes).
+struct Composites {
+  std::vector<coll::Block> out, in;
+  std::vector<const dt::Type*> made;
+  ~Composites() {
+    for (const dt::Type* t : made) dt::release(t);
+  }
+};
+
+// One call's blocks per peer.  E describes the edges: sendEdge(j) is the
+// block for out-edge j, recvEdge(i) the block for in-edge i.
+template <class E>
+class NeighborArgs final : public coll::ExchangeArgs {
+ public:
+  E e;
+  std::shared_ptr<const NeighborPlan> plan;
+  std::shared_ptr<Composites> comp;  // null when no peer has several edges
+
+  coll::Block send(uint32_t p) const override {
+    const int32_t s = plan->out.slot[p];
+    if (s < 0) return none();
+    const NeighborPlan::Peer& q = plan->out.peers[s];
+    return q.count == 1 ? e.sendEdge(plan->out.edges[q.first]) : comp->out[s];
+  }
+  coll::Block recv(uint32_t p) const override {
+    const int32_t s = plan->in.slot[p];
+    if (s < 0) return none();
+    const NeighborPlan::Peer& q = plan->in.peers[s];
+    return q.count == 1 ? e.recvEdge(plan->in.edges[q.first]) : comp->in[s];
+  }
+  bool sends(uint32_t p) const override { return plan->out.slot[p] >= 0; }
+  bool receives(uint32_t p) const override { return plan->in.slot[p] >= 0; }
+
+  // The composite blocks of the peers with several edges: a struct of the
+  // edge blocks at their absolute addresses.
+  int compose() {
+    if (!plan->multi) return 0;
+    comp = std::make_shared<Composites>();
+    auto side = [&](const NeighborPlan::Side& s, bool out, std::vector<coll::Block>* blocks) {
+      blocks->assign(s.peers.size(), kNone);
+      std::vector<uint64_t> lens;
+      std::vector<int64_t> disps;
+      std::vector<const dt::Type*> types;
+      for (size_t k = 0; k < s.peers.size(); ++k) {
+        const NeighborPlan::Peer& q = s.peers[k];
+        if (q.count == 1) continue;
+        lens.clear();
+        disps.clear();
+        types.clear();
+        for (uint32_t m = 0; m < q.count; ++m) {
+          const uint32_t edge = s.edges[q.first + m];
+          const coll::Block b = out ? e.sendEdge(edge) : e.recvEdge(edge);
+          lens.push_back(b.count);
+          disps.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(b.buf)));
+          types.push_back(b.type);
+        }
+        dt::Type* t = nullptr;
+        if (int rc = dt::makeStruct(q.count, lens.data(), disps.data(), types.data(), &t)) return rc;
+        dt::commit(t);
+        dt::retain(t);
+        comp->made.push_back(t);
+        (*blocks)[k] = {nullptr, 1, t};
+      }
+      return 0;
+    };
+    if (int rc = side(plan->out, true, &comp->out)) return rc;
+    return side(plan->in, false, &comp->in);
+  }
+};
+
+// ---- the edges of each operation -----------------------------------------------
+
+// Allgather: one block to every out-neighbour; in-edge i at block i (allgather)
+// or at its displacement (allgatherv).
+template <class C, class D>
+struct GatherEdges {
+  coll::Block mine;
+  Side r;
+  uint64_t rc = 0;
+  const C* rcounts = nullptr;  // allgatherv
+  const D* displs = nullptr;
+  coll::Block sendEdge(uint32_t) const { return mine; }
+  coll::Block recvEdge(uint32_t i) const { return rcounts ? vectorBlock(r, rcounts, displs, i) : uniformBlock(r, rc, i); }
+};
+
+// Alltoall: `count` elements per edge on each side.
+struct UniformEdges {
+  Side s, r;
+  uint64_t sc = 0, rc = 0;
+  coll::Block sendEdge(uint32_t j) const { return uniformBlock(s, sc, j); }
+  coll::Block recvEdge(uint32_t i) const { return uniformBlock(r, rc, i); }
+};
+
+// Alltoallv: per-edge counts and displacements (in extents), one type per side.
+template <class C, class D>
+struct VectorEdges {
+  Side s, r;
+  const C *scounts = nullptr, *rcounts = nullptr;
+  const D *sdispls = nullptr, *rdispls = nullptr;
+  coll::Block sendEdge(uint32_t j) const { return vectorBlock(s, scounts, sdispls, j); }
+  coll::Block recvEdge(uint32_t i) const { return vectorBlock(r, rcounts, rdispls, i); }
+};
+
+// Alltoallw: per-edge counts, byte displacements and types; the resolved
+// types live as long as the argument object ([0, outdegree) send, then receive).
+template <class C>
+struct TypedEdges {
+  const char *sbuf = nullptr, *rbuf = nullptr;
+  const C *scounts = nullptr, *rcounts = nullptr;
+  const MPI_Aint *sdispls = nullptr, *rdispls = nullptr;
+  std::shared_ptr<std::vector<const dt::Type*>> types;
+  uint32_t outDegree = 0;
+  coll::Block sendEdge(uint32_t j) const {
+    return {sbuf + sdispls[j], static_cast<uint64_t>(scounts[j]), (*types)[j]};
+  }
+  coll::Block recvEdge(uint32_t i) const {
+    return {rbuf + rdispls[i], static_cast<uint64_t>(rcounts[i]), (*types)[outDegree + i]};
+  }
+};
+
+// ---- checks and the hand-off -------------------------------------------------------
+
+// What every form starts with: the plan, and no MPI_IN_PLACE.
+template <class E>
+int begin(const Call& call, const rt::Comm* c, coll::Op op, const void* sendbuf, NeighborArgs<E>* a) {
+  SHMCOLL_CHECK(planOf(call, c, &a->plan));
+  if (sendbuf == MPI_IN_PLACE)
+    return check::fail(call, MPI_ERR_BUFFER, "sendbuf = MPI_IN_PLACE is not allowed in a neighbourhood collective");
+  a->op = op;
+  a->allPairs = false;
+  a->skipEmpty = true;
+  return MPI_SUCCESS;
+}
+
+template <class E>
+int run(Call& call, rt::Comm* c, NeighborArgs<E>& a) {
+  if (int rc = a.compose()) return check::engine(call, rc);
+  return runExchange(call, c, a);
+}
+
+// A per-edge array argument: as long as the degree (null allowed when it is 0).
+template <class C>
+int edgeCounts(const Call& call, const char* arg, const C* v, uint32_t degree) {
+  return degree ? check::counts(call, arg, v, degree) : MPI_SUCCESS;
+}
+template <class T>
+int edgeArray(const Call& call, const char* arg, const T* v, uint32_t degree) {
+  return degree ? check::notNull(call, arg, v) : MPI_SUCCESS;
+}
+
+// One side of an alltoallv: counts, displacements and a buffer for each edge.
+template <class C, class D>
+int vectorEdges(const Call& call, const char* bufName, const void* buf, const char* countsName, const C* counts,
+                const char* displsName, const D* displs, const dt::Type* t, uint32_t degree, Side* out) {
+  SHMCOLL_CHECK(edgeCounts(call, countsName, counts, degree));
+  SHMCOLL_CHECK(edgeArray(call, displsName, displs, degree));
+  for (uint32_t i = 0; i < degree; ++i)
+    SHMCOLL_CHECK(check::buffer(call, bufName, buf, static_cast<uint64_t>(counts[i]), t));
+  *out = sideOf(buf, t);
+  return MPI_SUCCESS;
+}
+
+// One side of an alltoallw, its types resolved into types[0, degree).
+template <class C>
+int typedEdges(const Call& call, const char* bufName, const void* buf, const char* countsName, const C* counts,
+               const char* displsName, const MPI_Aint* displs, const char* typesName, const MPI_Datatype* handles,
+               uint32_t degree, const dt::Type** types) {
+  SHMCOLL_CHECK(edgeCounts(call, countsName, counts, degree));
+  SHMCOLL_CHECK(edgeArray(call, displsName, displs, degree));
+  SHMCOLL_CHECK(edgeArray(call, typesName, handles, degree));
+  for (uint32_t i = 0; i < degree; ++i) {
+    SHMCOLL_CHECK(check::datatypeAt(call, typesName, i, handles[i], &types[i]));
+    SHMCOLL_CHECK(check::buffer(call, bufName, buf, static_cast<uint64_t>(counts[i]), types[i]));
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+template <class C>
+int neighborAllgather(Call& call, const void* sendbuf, C sendcount, const dt::Type* sendtype, void* recvbuf,
+                      C recvcount, const dt::Type* recvtype, rt::Comm* c) {
+  NeighborArgs<GatherEdges<int, int>> a;
+  SHMCOLL_CHECK(begin(call, c, coll::Op::kNeighborAllgather, sendbuf, &a));
+  SHMCOLL_CHECK(check::buffer(call, "sendbuf", sendbuf, static_cast<uint64_t>(sendcount), sendtype));
+  SHMCOLL_CHECK(check::buffer(call, "recvbuf", recvbuf, a.plan->in.degree * static_cast<uint64_t>(recvcount), recvtype));
+  a.e.mine = {static_cast<const char*>(sendbuf), static_cast<uint64_t>(sendcount), sendtype};
+  a.e.r = sideOf(recvbuf, recvtype);
+  a.e.rc = static_cast<uint64_t>(recvcount);
+  return run(call, c, a);
+}
+
+template <class C, class D>
+int neighborAllgatherv(Call& call, const void* sendbuf, C sendcount, const dt::Type* sendtype, void* recvbuf,
+                       const C recvcounts[], const D displs[], const dt::Type* recvtype, rt::Comm* c) {
+  NeighborArgs<GatherEdges<C, D>> a;
+  SHMCOLL_CHECK(begin(call, c, coll::Op::kNeighborAllgatherv, sendbuf, &a));
+  SHMCOLL_CHECK(check::buffer(call, "sendbuf", sendbuf, static_cast<uint64_t>(sendcount), sendtype));
+  SHMCOLL_CHECK(vectorEdges(call, "recvbuf", recvbuf, "recvcounts", recvcounts, "displs", displs, recvtype,
+                            a.plan->in.degree, &a.e.r));
+  a.e.mine = {static_cast<const char*>(sendbuf), static_cast<uint64_t>(sendcount), sendtype};
+  a.e.rcounts = recvcounts;
+  a.e.displs = displs;
+  return run(call, c, a);
+}
+
+template <class C>
+int neighborAlltoall(Call& call, const void* sendbuf, C sendcount, const dt::Type* sendtype, void* recvbuf,
+                     C recvcount, const dt::Type* recvtype, rt::Comm* c) {
+  NeighborArgs<UniformEdges> a;
+  SHMCOLL_CHECK(begin(call, c, coll::Op::kNeighborAlltoall, sendbuf, &a));
+  const uint64_t sc = static_cast<uint64_t>(sendcount), rc = static_cast<uint64_t>(recvcount);
+  SHMCOLL_CHECK(check::buffer(call, "sendbuf", sendbuf, a.plan->out.degree * sc, sendtype));
+  SHMCOLL_CHECK(check::buffer(call, "recvbuf", recvbuf, a.plan->in.degree * rc, recvtype));
+  a.e.s = sideOf(sendbuf, sendtype);
+  a.e.r = sideOf(recvbuf, recvtype);
+  a.e.sc = sc;
+  a.e.rc = rc;
+  return run(call, c, a);
+}
+
+template <class C, class D>
+int neighborAlltoallv(Call& call, const void* sendbuf, const C sendcounts[], const D sdispls[],
+                      const dt::Type* sendtype, void* recvbuf, const C recvcounts[], const D rdispls[],
+                      const dt::Type* recvtype, rt::Comm* c) {
+  NeighborArgs<VectorEdges<C, D>> a;
+  SHMCOLL_CHECK(begin(call, c, coll::Op::kNeighborAlltoallv, sendbuf, &a));
+  SHMCOLL_CHECK(vectorEdges(call, "sendbuf", sendbuf, "sendcounts", sendcounts, "sdispls", sdispls, sendtype,
+                            a.plan->out.degree, &a.e.s));
+  SHMCOLL_CHECK(vectorEdges(call, "recvbuf", recvbuf, "recvcounts", recvcounts, "rdispls", rdispls, recvtype,
+                            a.plan->in.degree, &a.e.r));
+  a.e.scounts = sendcounts;
+  a.e.sdispls = sdispls;
+  a.e.rcounts = recvcounts;
+  a.e.rdispls = rdispls;
+  return run(call, c, a);
+}
+
+template <class C, class D>
+int neighborAlltoallw(Call& call, const void* sendbuf, const C sendcounts[], const D sdispls[],
+                      const MPI_Datatype sendtypes[], void* recvbuf, const C recvcounts[], const D rdispls[],
+                      const MPI_Datatype recvtypes[], rt::Comm* c) {
+  static_assert(std::is_same_v<D, MPI_Aint>);
+  NeighborArgs<TypedEdges<C>> a;
+  SHMCOLL_CHECK(begin(call, c, coll::Op::kNeighborAlltoallw, sendbuf, &a));
+  const uint32_t outDeg = a.plan->out.degree, inDeg = a.plan->in.degree;
+  a.e.types = std::make_shared<std::vector<const dt::Type*>>(static_cast<size_t>(outDeg) + inDeg);
+  const dt::Type** types = a.e.types->data();
+  SHMCOLL_CHECK(typedEdges(call, "sendbuf", sendbuf, "sendcounts", sendcounts, "sdispls", sdispls, "sendtypes",
+                           sendtypes, outDeg, types));
+  SHMCOLL_CHECK(typedEdges(call, "recvbuf", recvbuf, "recvcounts", recvcounts, "rdispls", rdispls, "recvtypes",
+                           recvtypes, inDeg, types + outDeg));
+  a.e.sbuf = static_cast<const char*>(sendbuf);
+  a.e.rbuf = static_cast<const char*>(recvbuf);
+  a.e.scounts = sendcounts;
+  a.e.rcounts = recvcounts;
+  a.e.sdispls = sdispls;
+  a.e.rdispls = rdispls;
+  a.e.outDegree = outDeg;
+  return run(call, c, a);
+}
+
+}  // namespace shmcoll::api::impl
+
+#include "generated/entry_neighbor.inc"  // the MPI_ and PMPI_ entry points (src/api/desc/neighbor.txt)
