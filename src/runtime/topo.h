@@ -47,4 +47,32 @@ struct Topology {
   mutable std::shared_ptr<const NeighborPlan> plan;
 };
 
+// ---- the pure parts of the topology functions (runtime/topo.cc) ----------------------
+
+// MPI_Dims_create's factorisation: `m` (> 0) split into `k` (>= 0) factors
+// as close to each other as possible (the smallest spread between the
+// largest and the smallest; among equal spreads, the smallest largest
+// factor), in non-increasing order.  False when k == 0 and m != 1.
+bool balancedFactors(int m, int k, std::vector<int>* out);
+
+// The number of nodes of a grid (the product of dims; 1 for no dimension).
+int64_t gridSize(const std::vector<int>& dims);
+// The coordinates of `rank` (0 <= rank < gridSize) in a row-major grid.
+void cartCoords(const std::vector<int>& dims, int rank, int* coords);
+// The rank at `coords` (each already within its dimension).
+int cartRankAt(const std::vector<int>& dims, const int* coords);
+// The rank `disp` steps from `coords` along `direction`: wrapped on a
+// periodic dimension, MPI_PROC_NULL past the end of another.
+int cartStep(const Topology& t, const int* coords, int direction, int64_t disp);
+
+// A Cartesian topology as seen by grid rank `rank` (neighbour lists filled).
+std::shared_ptr<Topology> makeCart(std::vector<int> dims, std::vector<int> periods, int rank);
+// An MPI_Graph_create topology as seen by node `rank`, with its `refusal`
+// when some pair of nodes list each other a different number of times.
+std::shared_ptr<Topology> makeGraph(std::vector<int> index, std::vector<int> edges, int rank);
+// Why a graph (index and edges as MPI_Graph_create takes them) is not
+// symmetric counting multiplicities: the first pair (i, j), in order, where
+// i lists j a different number of times than j lists i; empty if none.
+std::string graphAsymmetry(const std::vector<int>& index, const std::vector<int>& edges);
+
 }  // namespace shmcoll::rt
