@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # perf/compare.sh -- shmcoll against Open MPI and MPICH, side by side, on this node.
 #
-# Builds the one benchmark source (perf/bench/shmcoll_bench.c) against the
-# three implementations, runs them interleaved (shmcoll openmpi mpich
+# Builds the one benchmark (perf/bench/shmcoll_bench.c and neighbor.c) against
+# the three implementations, runs them interleaved (shmcoll openmpi mpich
 # shmcoll openmpi mpich ...) several times at each rank count, and prints the
 # medians, the ratio shmcoll / best-of-the-others for every (op, size, ranks),
 # and each collective's large-message bandwidth as a share of the memcpy
@@ -16,6 +16,11 @@
 #   --ranks "2 8 32"   rank counts (default "2 8 32")
 #   --reps N           runs per implementation and rank count (default 3)
 #   --impls LIST       subset of "shmcoll openmpi mpich" (default all three)
+#   --neighbor         also run the neighbourhood collectives (MPI_Neighbor_alltoall
+#                      and MPI_Neighbor_allgather on a 2-D periodic grid and on a
+#                      random graph: ops cart_alltoall graph_alltoall cart_allgather
+#                      graph_allgather); added to the default ops, or to the --op
+#                      list given after --
 #   --baseline DIR     also measure the shmcoll install tree DIR (another build,
 #                      e.g. an earlier commit) as "shmcoll-base", interleaved with
 #                      the others; the summary then gives shmcoll / shmcoll-base
@@ -47,9 +52,9 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SRC=$REPO/perf/bench/shmcoll_bench.c
+SRC=("$REPO/perf/bench/shmcoll_bench.c" "$REPO/perf/bench/neighbor.c")
 RANKS="" REPS="" IMPLS="shmcoll openmpi mpich" QUICK=0 SHM_FROM=install PREFIX=$REPO/install
-REBUILD=0 TIMEOUT="" OUT="" APT=1 TUNE=1 BASELINE=""
+REBUILD=0 TIMEOUT="" OUT="" APT=1 TUNE=1 BASELINE="" NEIGHBOR=0
 EXTRA=()
 while (($#)); do
   case $1 in
@@ -57,6 +62,7 @@ while (($#)); do
     --ranks) RANKS=$2; shift ;;
     --reps) REPS=$2; shift ;;
     --impls) IMPLS=$2; shift ;;
+    --neighbor) NEIGHBOR=1 ;;
     --shmcoll) SHM_FROM=$2; shift ;;
     --prefix) PREFIX=$(realpath -m "$2"); shift ;;
     --baseline) BASELINE=$(realpath -m "$2"); shift ;;
@@ -79,6 +85,14 @@ else
   BENCH_ARGS=()
 fi
 BENCH_ARGS+=("${EXTRA[@]}")
+SANITY_OPS=alltoall,allgather
+if ((NEIGHBOR)); then
+  # --op lists accumulate in the benchmark; without one it runs the default set
+  given_op=0
+  for a in "${EXTRA[@]}"; do [[ $a == --op || $a == --ops || $a == --op=* || $a == --ops=* ]] && given_op=1; done
+  if ((given_op)); then BENCH_ARGS+=(--op neighbor); else BENCH_ARGS+=(--op "all,neighbor"); fi
+  SANITY_OPS+=,neighbor
+fi
 CORES=$(nproc)
 OUT=${OUT:-$REPO/perf/results/$(date +%Y%m%d-%H%M%S)}
 BIN=$OUT/bin
@@ -115,10 +129,10 @@ AS_ROOT=()
 for impl in $IMPLS; do
   case $impl in
     openmpi)
-      if command -v mpicc.openmpi >/dev/null && mpicc.openmpi $CFLAGS "$SRC" -o "$BIN/bench-openmpi" >>"$LOG" 2>&1
+      if command -v mpicc.openmpi >/dev/null && mpicc.openmpi $CFLAGS "${SRC[@]}" -o "$BIN/bench-openmpi" >>"$LOG" 2>&1
       then BENCH[openmpi]=$BIN/bench-openmpi; else say "cannot build against Open MPI; leaving it out"; fi ;;
     mpich)
-      if command -v mpicc.mpich >/dev/null && mpicc.mpich $CFLAGS "$SRC" -o "$BIN/bench-mpich" >>"$LOG" 2>&1
+      if command -v mpicc.mpich >/dev/null && mpicc.mpich $CFLAGS "${SRC[@]}" -o "$BIN/bench-mpich" >>"$LOG" 2>&1
       then BENCH[mpich]=$BIN/bench-mpich; else say "cannot build against MPICH; leaving it out"; fi ;;
     shmcoll)
       if [[ $SHM_FROM == build ]]; then
@@ -138,9 +152,9 @@ for impl in $IMPLS; do
           fi
         fi
         if [[ -x $PREFIX/bin/shmcc ]]; then
-          "$PREFIX/bin/shmcc" $CFLAGS "$SRC" -o "$BIN/bench-shmcoll" >>"$LOG" 2>&1 || rm -f "$BIN/bench-shmcoll"
+          "$PREFIX/bin/shmcc" $CFLAGS "${SRC[@]}" -o "$BIN/bench-shmcoll" >>"$LOG" 2>&1 || rm -f "$BIN/bench-shmcoll"
         elif [[ -f $PREFIX/include/mpi.h ]]; then
-          cc $CFLAGS -I"$PREFIX/include" "$SRC" -o "$BIN/bench-shmcoll" -L"$PREFIX/lib" \
+          cc $CFLAGS -I"$PREFIX/include" "${SRC[@]}" -o "$BIN/bench-shmcoll" -L"$PREFIX/lib" \
             -Wl,-rpath,"$PREFIX/lib" -lshmcoll >>"$LOG" 2>&1 || rm -f "$BIN/bench-shmcoll"
         fi
         if [[ -x $BIN/bench-shmcoll && -x $PREFIX/bin/shmrun ]]; then
@@ -152,7 +166,7 @@ for impl in $IMPLS; do
 done
 if [[ -n $BASELINE ]]; then
   if [[ -x $BASELINE/bin/shmrun && -f $BASELINE/include/mpi.h ]] &&
-     cc $CFLAGS -DBENCH_IMPL_NAME='"shmcoll-base"' -I"$BASELINE/include" "$SRC" -o "$BIN/bench-shmcoll-base" \
+     cc $CFLAGS -DBENCH_IMPL_NAME='"shmcoll-base"' -I"$BASELINE/include" "${SRC[@]}" -o "$BIN/bench-shmcoll-base" \
         -L"$BASELINE/lib" -Wl,-rpath,"$BASELINE/lib" -lshmcoll >>"$LOG" 2>&1; then
     BENCH[shmcoll-base]=$BIN/bench-shmcoll-base LAUNCH[shmcoll-base]=$BASELINE/bin/shmrun
     IMPLS="$IMPLS shmcoll-base"
@@ -182,7 +196,7 @@ for a in "${EXTRA[@]}"; do [[ $a == --alloc-mem ]] && ALLOC_MEM=1; done
 ACTIVE=()
 for impl in $IMPLS; do
   [[ -n ${BENCH[$impl]:-} ]] || continue
-  if timeout 120 $(launch "$impl" 2) "${BENCH[$impl]}" --op alltoall,allgather --sizes 8,4K --iters 3 \
+  if timeout 120 $(launch "$impl" 2) "${BENCH[$impl]}" --op "$SANITY_OPS" --sizes 8,4K --iters 3 \
        --warmup 1 >>"$LOG" 2>&1; then
     ACTIVE+=("$impl")
   else
@@ -246,15 +260,25 @@ if [[ -f $OUT/membw.csv ]]; then
 fi | tee -a "$OUT/summary.txt"
 if command -v gnuplot >/dev/null; then
   # One plot per rank count and buffer kind measured (hot: latency_N<n>.png,
-  # cold: latency_N<n>_cold.png).
+  # cold: latency_N<n>_cold.png), and one of the neighbourhood collectives
+  # when they ran (--neighbor: latency_N<n>_neighbor.png, ..._cold_neighbor.png).
+  has_rows() { # ranks cold awk-pattern-on-op
+    awk -F, -v n="$1" -v c="$2" "NR > 1 && \$2 == n && \$4 == c && ($3) { found = 1 } END { exit !found }" \
+      "$OUT/medians.csv"
+  }
   for n in $RANKS; do
     for c in 0 1; do
-      awk -F, -v n="$n" -v c="$c" 'NR > 1 && $2 == n && $4 == c && $1 != "yield" && $1 !~ /^memcpy/ { found = 1 }
-                                   END { exit !found }' \
-        "$OUT/medians.csv" || continue
       if ((c)); then png=$OUT/latency_N${n}_cold.png; else png=$OUT/latency_N$n.png; fi
-      gnuplot -c "$REPO/perf/plot.gp" "$OUT/medians.csv" "$png" "$n" "$c" >>"$LOG" 2>&1 &&
-        echo "plot: $png" || say "plot for N=$n failed (see $LOG)"
+      if has_rows "$n" "$c" '$1 != "yield" && $1 !~ /^(memcpy|cart_|graph_)/'; then
+        gnuplot -c "$REPO/perf/plot.gp" "$OUT/medians.csv" "$png" "$n" "$c" >>"$LOG" 2>&1 &&
+          echo "plot: $png" || say "plot for N=$n failed (see $LOG)"
+      fi
+      if has_rows "$n" "$c" '$1 ~ /^(cart|graph)_/'; then
+        png=${png%.png}_neighbor.png
+        gnuplot -c "$REPO/perf/plot.gp" "$OUT/medians.csv" "$png" "$n" "$c" \
+          "cart_alltoall graph_alltoall cart_allgather graph_allgather" >>"$LOG" 2>&1 &&
+          echo "plot: $png" || say "neighbor plot for N=$n failed (see $LOG)"
+      fi
     done
   done
 else

@@ -3,14 +3,19 @@
 # memcpy medians; memcpy1 for alltoallv_skew).  Reads the medians.csv written by
 # perf/bench/summarize.py.
 #
-#   gnuplot -c perf/plot.gp RESULTS/medians.csv OUT.png RANKS [COLD]
+#   gnuplot -c perf/plot.gp RESULTS/medians.csv OUT.png RANKS [COLD [OPS]]
 #
-# COLD is 0 (hot buffers, the default) or 1.
-if (ARGC < 3) { print "usage: gnuplot -c plot.gp medians.csv out.png ranks [cold]"; exit }
+# COLD is 0 (hot buffers, the default) or 1.  OPS, a space-separated list of
+# up to six ops, replaces the six all-to-all and all-gather panels (compare.sh
+# --neighbor plots "cart_alltoall graph_alltoall cart_allgather
+# graph_allgather" so); the neighbourhood ops (cart_*, graph_*) get no memcpy
+# bound.
+if (ARGC < 3) { print "usage: gnuplot -c plot.gp medians.csv out.png ranks [cold [ops]]"; exit }
 data = ARG1
 out = ARG2
 ranks = ARG3
 cold = (ARGC >= 4) ? ARG4 : "0"
+ops = (ARGC >= 5) ? ARG5 : "alltoall alltoallv alltoallv_skew alltoallw allgather allgatherv"
 
 # rows of one op/impl as "bytes avg_us", from columns op,ranks,bytes,cold,impl,avg_us
 sel(op, impl) = sprintf("< awk -F, '$1==\"%s\" && $2==%s && $4==%s && $5==\"%s\" {print $3, $6}' %s | sort -n", \
@@ -31,17 +36,20 @@ set style line 2 lc rgb "#1f77b4" lw 2 pt 5 ps 0.6
 set style line 3 lc rgb "#2ca02c" lw 2 pt 9 ps 0.6
 set style line 4 lc rgb "#777777" lw 1 dt 2
 
-ops = "alltoall alltoallv alltoallv_skew alltoallw allgather allgatherv"
 impls = "shmcoll openmpi mpich"
-set multiplot layout 2,3 title sprintf("shmcoll-bench, %s ranks, %s buffers: slowest rank's time per call, median over runs (lower is better)", \
+set multiplot layout 2,(words(ops) > 4 ? 3 : 2) title sprintf("shmcoll-bench, %s ranks, %s buffers: slowest rank's time per call, median over runs (lower is better)", \
                                        ranks, (cold eq "1") ? "cold" : "hot") font ",13"
 do for [o in ops] {
   set title o noenhanced
   # the bound: every rank copying at once; for the skewed alltoallv, whose
   # bytes go mostly to one rank, that rank copying alone (memcpy1)
   bop = (o eq "alltoallv_skew") ? "memcpy1" : "memcpy"
-  plot for [i=1:3] sel(o, word(impls, i)) using 1:2 with linespoints ls i title word(impls, i), \
-       "< awk -F, '$1==\"".bop."\" && $2==".ranks." && $4==".cold." {print $3, $6}' ".data." | sort -k1,1n -k2,2g | awk '$1!=p{print; p=$1}'" \
-       using 1:2 with lines ls 4 title bop." bound"
+  if (o[1:5] eq "cart_" || o[1:6] eq "graph_") {
+    plot for [i=1:3] sel(o, word(impls, i)) using 1:2 with linespoints ls i title word(impls, i)
+  } else {
+    plot for [i=1:3] sel(o, word(impls, i)) using 1:2 with linespoints ls i title word(impls, i), \
+         "< awk -F, '$1==\"".bop."\" && $2==".ranks." && $4==".cold." {print $3, $6}' ".data." | sort -k1,1n -k2,2g | awk '$1!=p{print; p=$1}'" \
+         using 1:2 with lines ls 4 title bop." bound"
+  }
 }
 unset multiplot

@@ -1,11 +1,15 @@
 /*
  * shmcoll-bench -- an OSU-style benchmark of the all-to-all and all-gather
- * collectives, of MPI_Bcast, MPI_Reduce and MPI_Allreduce, and of the
- * memory-copy bandwidth that bounds them.
+ * collectives, of MPI_Bcast, MPI_Reduce and MPI_Allreduce, of the
+ * neighbourhood alltoall and allgather (neighbor.c), and of the memory-copy
+ * bandwidth that bounds them.
  *
  * Written against the standard MPI C API only: Init/Finalize, Comm_rank/size,
  * Barrier, Wtime, Alltoall(v,w), Allgather(v), Bcast, Reduce, Allreduce,
- * MPI_Abort.  The per-rank times are combined with MPI_Allgather.  The same
+ * Sendrecv, MPI_Abort, and for the neighbourhood collectives Dims_create,
+ * Cart_create, Cart_shift, Dist_graph_create_adjacent, Neighbor_alltoall,
+ * Neighbor_allgather and Comm_free.  The per-rank times are combined with
+ * MPI_Allgather.  The same
  * source builds against shmcoll, Open MPI and MPICH; the implementation's
  * name is taken from mpi.h at compile time.
  *
@@ -63,6 +67,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "neighbor.h"
+
 /* ---- implementation, detected at compile time ---------------------------- */
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -99,10 +105,14 @@ enum {
   OP_ALLTOALLW,
   OP_ALLGATHER,
   OP_ALLGATHERV,
-  OP_BCAST,     /* root 0 */
-  OP_REDUCE,    /* MPI_DOUBLE, MPI_SUM, root 0 */
-  OP_ALLREDUCE, /* MPI_DOUBLE, MPI_SUM */
-  OP_SENDRECV,  /* point-to-point: MPI_Sendrecv around a ring (to rank+1, from rank-1) */
+  OP_BCAST,          /* root 0 */
+  OP_REDUCE,         /* MPI_DOUBLE, MPI_SUM, root 0 */
+  OP_ALLREDUCE,      /* MPI_DOUBLE, MPI_SUM */
+  OP_SENDRECV,       /* point-to-point: MPI_Sendrecv around a ring (to rank+1, from rank-1) */
+  OP_CART_ALLTOALL,  /* MPI_Neighbor_alltoall, 2-D periodic grid (neighbor.h) */
+  OP_GRAPH_ALLTOALL, /* MPI_Neighbor_alltoall, random graph of degree min(4, N-1) */
+  OP_CART_ALLGATHER, /* MPI_Neighbor_allgather, the same two topologies */
+  OP_GRAPH_ALLGATHER,
   OP_MEMCPY,  /* all ranks copy their receive volume concurrently */
   OP_MEMCPY1, /* rank 0 alone copies it */
   OP_YIELD,   /* every rank calls sched_yield() back to back: the scheduling floor */
@@ -110,8 +120,12 @@ enum {
 };
 static const char *const kOpNames[OP_COUNT] = {"alltoall", "alltoallv", "alltoallv_skew", "alltoallw",
                                                "allgather", "allgatherv", "bcast", "reduce", "allreduce", "sendrecv",
+                                               "cart_alltoall", "graph_alltoall", "cart_allgather", "graph_allgather",
                                                "memcpy", "memcpy1", "yield"};
 #define OPS_COLL ((1u << OP_SENDRECV) - 1)
+#define OPS_NB_ALLTOALL ((1u << OP_CART_ALLTOALL) | (1u << OP_GRAPH_ALLTOALL))
+#define OPS_NB_ALLGATHER ((1u << OP_CART_ALLGATHER) | (1u << OP_GRAPH_ALLGATHER))
+#define OPS_NEIGHBOR (OPS_NB_ALLTOALL | OPS_NB_ALLGATHER)
 #define OPS_DEFAULT (OPS_COLL | (1u << OP_MEMCPY) | (1u << OP_MEMCPY1) | (1u << OP_YIELD))
 
 static int is_copy_op(int op) { return op == OP_MEMCPY || op == OP_MEMCPY1; }
@@ -121,6 +135,9 @@ static int is_gather_op(int op) { return op == OP_ALLGATHER || op == OP_ALLGATHE
 /* One buffer of `bytes` per rank, not one block per peer. */
 static int is_single_op(int op) { return op == OP_BCAST || op == OP_REDUCE || op == OP_ALLREDUCE; }
 static int is_reduce_op(int op) { return op == OP_REDUCE || op == OP_ALLREDUCE; }
+static int is_neighbor_op(int op) { return (OPS_NEIGHBOR >> op) & 1u; }
+static int nb_topo(int op) { return op == OP_CART_ALLTOALL || op == OP_CART_ALLGATHER ? NB_CART : NB_GRAPH; }
+static int nb_gather(int op) { return (OPS_NB_ALLGATHER >> op) & 1u; }
 
 /* ---- options ----------------------------------------------------------------- */
 typedef struct {
@@ -187,6 +204,9 @@ static unsigned parse_ops(const char *list) {
   for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     if (!strcmp(t, "all")) { ops |= OPS_DEFAULT; continue; }
     if (!strcmp(t, "coll")) { ops |= OPS_COLL; continue; }
+    if (!strcmp(t, "neighbor")) { ops |= OPS_NEIGHBOR; continue; }
+    if (!strcmp(t, "neighbor_alltoall")) { ops |= OPS_NB_ALLTOALL; continue; }
+    if (!strcmp(t, "neighbor_allgather")) { ops |= OPS_NB_ALLGATHER; continue; }
     int found = 0;
     for (int i = 0; i < OP_COUNT; i++)
       if (!strcmp(t, kOpNames[i])) { ops |= 1u << i; found = 1; }
@@ -200,11 +220,15 @@ static void usage(void) {
   printf(
       "usage: shmcoll-bench [options]\n"
       "  --op LIST         comma-separated: alltoall alltoallv alltoallv_skew alltoallw allgather\n"
-      "                    allgatherv bcast reduce allreduce sendrecv memcpy memcpy1 yield, or coll\n"
+      "                    allgatherv bcast reduce allreduce sendrecv cart_alltoall graph_alltoall\n"
+      "                    cart_allgather graph_allgather memcpy memcpy1 yield, or coll\n"
       "                    (the nine collectives) (default, and all: the collectives, memcpy,\n"
       "                    memcpy1 and yield); sendrecv is MPI_Sendrecv around a ring\n"
       "                    (point-to-point); yield is sched_yield() on every rank at once, the\n"
-      "                    scheduling floor when ranks outnumber cores\n"
+      "                    scheduling floor when ranks outnumber cores; cart_* and graph_* are\n"
+      "                    MPI_Neighbor_alltoall/allgather on a 2-D periodic grid and on a random\n"
+      "                    graph of degree min(4, N-1), selected by name or as neighbor,\n"
+      "                    neighbor_alltoall or neighbor_allgather (not in the default)\n"
       "  --min-size SIZE   smallest block in bytes, e.g. 1, 4K (default 1)\n"
       "  --max-size SIZE   largest block, e.g. 16M (default 16M; 1M with --quick)\n"
       "  --sizes LIST      explicit comma-separated block sizes instead of powers of two\n"
@@ -410,6 +434,8 @@ static void rank_volumes(int op, int r, int n, size_t s, size_t *send, size_t *r
     *send = *recv = (size_t)n * s;
   } else if (op == OP_YIELD) {
     *send = *recv = 0;
+  } else if (is_neighbor_op(op)) {
+    nb_volumes(nb_topo(op), nb_gather(op), s, send, recv);
   } else {
     size_t sb = 0, rb = 0;
     for (int p = 0; p < n; p++) {
@@ -443,7 +469,7 @@ static void layout_init(Layout *L, int op, size_t s) {
     }
   }
   if (op == OP_MEMCPY1) L->recv_total = (double)L->recv_max; /* one rank copies */
-  if (!L->fits_int || is_single_op(op)) return;
+  if (!L->fits_int || is_single_op(op) || is_neighbor_op(op)) return;
   size_t so = 0, ro = 0;
   for (int p = 0; p < n; p++) {
     size_t sc = is_gather_op(op) ? s : pair_bytes(op, me, p, n, s);
@@ -472,18 +498,7 @@ static void *xalloc(size_t bytes) {
   return p;
 }
 
-/* ---- validation pattern ------------------------------------------------------ */
-static inline unsigned char pattern(int src, int dst, size_t off) {
-  uint32_t x = (uint32_t)off * 2654435761u;
-  return (unsigned char)((x >> 24) ^ (x >> 11) ^ (unsigned)(src * 37) ^ (unsigned)(dst * 101) ^ 0x5a);
-}
-/* Offsets checked in a block of `len` bytes: all of it up to 64 KiB, else the
- * first and last 64 bytes and every 4093rd byte between. */
-static inline size_t next_off(size_t off, size_t len) {
-  if (len <= 64 * KiB || off < 64 || off + 64 >= len) return off + 1;
-  size_t nx = off + 4093;
-  return nx + 64 > len ? len - 64 : nx;
-}
+/* ---- validation (pattern() and next_off() are in neighbor.h) ------------------- */
 
 /* Reductions: rank r contributes (r + 1) * v(i) at double i, so the sum is
  * n (n + 1) / 2 * v(i), exact in double precision. */
@@ -494,6 +509,10 @@ static int red_gets(const Layout *L) { return L->op == OP_ALLREDUCE || g_rank ==
 static void fill_send(const Layout *L, char *sb) {
   int n = g_nranks, me = g_rank;
   if (L->op == OP_BCAST) return; /* the data is in the receive buffer of the root: poison_recv */
+  if (is_neighbor_op(L->op)) {
+    nb_fill(nb_topo(L->op), nb_gather(L->op), L->s, sb);
+    return;
+  }
   if (is_reduce_op(L->op)) {
     double *d = (double *)sb;
     for (size_t i = 0; i < red_count(L); i++) d[i] = (me + 1) * red_value(i);
@@ -511,6 +530,10 @@ static void fill_send(const Layout *L, char *sb) {
 /* Writes the complement of the expected byte at every checked offset, so a
  * byte the collective fails to deliver cannot pass by chance. */
 static void poison_recv(const Layout *L, char *rb) {
+  if (is_neighbor_op(L->op)) {
+    nb_poison(nb_topo(L->op), nb_gather(L->op), L->s, rb);
+    return;
+  }
   if (L->op == OP_BCAST) {
     for (size_t o = 0; o < L->s; o = next_off(o, L->s))
       rb[o] = (char)(g_rank == 0 ? pattern(0, 0, o) : ~pattern(0, 0, o));
@@ -532,6 +555,7 @@ static void poison_recv(const Layout *L, char *rb) {
 /* Returns the number of wrong bytes at the checked offsets. */
 static long check_recv(const Layout *L, const char *rb) {
   long bad = 0;
+  if (is_neighbor_op(L->op)) return nb_check(nb_topo(L->op), nb_gather(L->op), L->s, kOpNames[L->op], rb);
   if (L->op == OP_BCAST) {
     for (size_t o = 0; o < L->s; o = next_off(o, L->s)) {
       unsigned char want = pattern(0, 0, o);
@@ -603,6 +627,12 @@ static inline void run_op(const Layout *L, char *sb, char *rb) {
                    MPI_STATUS_IGNORE);
       break;
     }
+    case OP_CART_ALLTOALL:
+    case OP_GRAPH_ALLTOALL:
+    case OP_CART_ALLGATHER:
+    case OP_GRAPH_ALLGATHER:
+      nb_run(nb_topo(L->op), nb_gather(L->op), s, sb, rb);
+      break;
     case OP_MEMCPY:
       memcpy(rb, sb, L->recv_bytes);
       break;
@@ -892,6 +922,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &g_nranks);
   g_times = calloc((size_t)g_nranks, sizeof(double));
   parse_args(argc, argv);
+  if (g_opt.ops & OPS_NEIGHBOR) nb_setup(); /* the topologies, before any layout needs their degrees */
 
   if (g_rank == 0 && g_opt.csv) {
     g_csv = fopen(g_opt.csv, "a");
@@ -932,6 +963,7 @@ int main(int argc, char **argv) {
     if (any_cold) printf("#   cold pool %zu MiB per rank\n", g_arena_bytes / MiB);
     fflush(stdout);
   }
+  if (g_opt.ops & OPS_NEIGHBOR) nb_print();
 
   if (g_opt.membw) membw();
 
@@ -967,6 +999,7 @@ int main(int argc, char **argv) {
   else
     free(g_arena);
   free(g_times);
+  if (g_opt.ops & OPS_NEIGHBOR) nb_free();
   MPI_Finalize();
   if (g_failures && g_rank == 0) fprintf(stderr, "shmcoll-bench: %d validation failure(s)\n", g_failures);
   return g_failures ? 1 : 0;

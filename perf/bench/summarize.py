@@ -17,6 +17,10 @@ copy does not involve the library, and the best is the run least disturbed by
 other ranks waiting in the library (a library that spins while waiting steals
 cores from the copying ranks when ranks outnumber cores).
 
+The neighbourhood collectives (cart_* and graph_*, shmcoll-bench --op
+neighbor) are listed after the others, without a memcpy bound: op=memcpy
+copies N blocks per rank, a neighbourhood call moves one per neighbour.
+
 Writes OUT_DIR/medians.csv (one row per ranks, op, bytes, cold, impl; read by
 perf/plot.gp) and OUT_DIR/summary.csv (one row per ranks, op, bytes, cold).
 Standard library only.
@@ -27,7 +31,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-COLL_OPS = ["alltoall", "alltoallv", "alltoallv_skew", "alltoallw", "allgather", "allgatherv"]
+NEIGHBOR_OPS = ["cart_alltoall", "graph_alltoall", "cart_allgather", "graph_allgather"]
+COLL_OPS = ["alltoall", "alltoallv", "alltoallv_skew", "alltoallw", "allgather", "allgatherv"] + NEIGHBOR_OPS
 
 
 # Rows whose times are not per rank of a collective.
@@ -93,6 +98,8 @@ def main():
         The skewed alltoallv moves nearly all its bytes into one rank, so its
         bound is that one rank's copy (memcpy1) rather than every rank
         copying at once (memcpy)."""
+        if op in NEIGHBOR_OPS:
+            return None  # no copy of the same volume is measured
         kind = "memcpy1" if op == "alltoallv_skew" else "memcpy"
         best = None
         for impl in impls:
