@@ -6,15 +6,18 @@
 // How they run.  A rank's blocks go to its out-neighbours and come from its
 // in-neighbours, edge by edge, in the order of the topology's lists.  The
 // engine moves per-pair blocks (coll/coll.h), so the edges are grouped by
-// peer once per topology (NeighborPlan, below) and each call describes one
-// block per peer: the edge's own block when the peer is listed once (the
-// usual case: no copy, no new type), a struct type over the peer's edge
-// blocks when it is listed several times.  The pairs are sparse
+// peer once per topology (NeighborPlan, below) and a call describes each
+// pair's edge block as it is (no copy, no new type).  The pairs are sparse
 // (ExchangeArgs::allPairs false): a rank writes lanes only for its
-// out-neighbours and waits only for its in-neighbours, and large contiguous
-// blocks are pulled in place as in the other collectives.  The nonblocking
-// and persistent forms run the same pairs as one round of point-to-point
-// messages (coll/sched_exchange.cc).
+// out-neighbours and waits only for its in-neighbours, small blocks travel
+// in the lanes and large contiguous ones are pulled in place, as in the
+// other collectives.  A pair with several edges (a periodic dimension of
+// extent 1 or 2, a repeated graph edge, a rank its own neighbour several
+// times) moves them in successive rounds, round k each pair's k-th edge:
+// every rank runs the topology's `rounds` (the most edges of any pair,
+// known to all ranks when the topology is made), a blocking call as that
+// many exchanges, a nonblocking or persistent one as one schedule of that
+// many rounds of point-to-point messages (coll/sched_exchange.cc).
 //
 // Which edge meets which when a pair has several.  The k-th edge from a
 // rank to a peer (in the sender's out-list order) lands in the k-th edge
@@ -100,78 +103,42 @@ int planOf(const Call& call, const rt::Comm* c, std::shared_ptr<const NeighborPl
   return MPI_SUCCESS;
 }
 
-constexpr coll::Block kNone{nullptr, 0, nullptr};
 inline coll::Block none() { return {nullptr, 0, dt::byteType()}; }
 
-// The struct types that carry a peer's several edges as one block, per slot
-// (held until the last copy of the argument object goes).
-struct Composites {
-  std::vector<coll::Block> out, in;
-  std::vector<const dt::Type*> made;
-  ~Composites() {
-    for (const dt::Type* t : made) dt::release(t);
-  }
-};
-
-// One call's blocks per peer.  E describes the edges: sendEdge(j) is the
-// block for out-edge j, recvEdge(i) the block for in-edge i.
+// One call's blocks per peer in round `round_` (coll::ExchangeArgs::rounds):
+// the peer's edge of that rank in the matching order, or nothing.  E
+// describes the edges: sendEdge(j) is the block for out-edge j, recvEdge(i)
+// the block for in-edge i.
 template <class E>
 class NeighborArgs final : public coll::ExchangeArgs {
  public:
   E e;
   std::shared_ptr<const NeighborPlan> plan;
-  std::shared_ptr<Composites> comp;  // null when no peer has several edges
 
+  void select(uint32_t round) const override { round_ = round; }
   coll::Block send(uint32_t p) const override {
     const int32_t s = plan->out.slot[p];
     if (s < 0) return none();
     const NeighborPlan::Peer& q = plan->out.peers[s];
-    return q.count == 1 ? e.sendEdge(plan->out.edges[q.first]) : comp->out[s];
+    return round_ < q.count ? e.sendEdge(plan->out.edges[q.first + round_]) : none();
   }
   coll::Block recv(uint32_t p) const override {
     const int32_t s = plan->in.slot[p];
     if (s < 0) return none();
     const NeighborPlan::Peer& q = plan->in.peers[s];
-    return q.count == 1 ? e.recvEdge(plan->in.edges[q.first]) : comp->in[s];
+    return round_ < q.count ? e.recvEdge(plan->in.edges[q.first + round_]) : none();
   }
-  bool sends(uint32_t p) const override { return plan->out.slot[p] >= 0; }
-  bool receives(uint32_t p) const override { return plan->in.slot[p] >= 0; }
+  bool sends(uint32_t p) const override {
+    const int32_t s = plan->out.slot[p];
+    return s >= 0 && round_ < plan->out.peers[s].count;
+  }
+  bool receives(uint32_t p) const override {
+    const int32_t s = plan->in.slot[p];
+    return s >= 0 && round_ < plan->in.peers[s].count;
+  }
 
-  // The composite blocks of the peers with several edges: a struct of the
-  // edge blocks at their absolute addresses.
-  int compose() {
-    if (!plan->multi) return 0;
-    comp = std::make_shared<Composites>();
-    auto side = [&](const NeighborPlan::Side& s, bool out, std::vector<coll::Block>* blocks) {
-      blocks->assign(s.peers.size(), kNone);
-      std::vector<uint64_t> lens;
-      std::vector<int64_t> disps;
-      std::vector<const dt::Type*> types;
-      for (size_t k = 0; k < s.peers.size(); ++k) {
-        const NeighborPlan::Peer& q = s.peers[k];
-        if (q.count == 1) continue;
-        lens.clear();
-        disps.clear();
-        types.clear();
-        for (uint32_t m = 0; m < q.count; ++m) {
-          const uint32_t edge = s.edges[q.first + m];
-          const coll::Block b = out ? e.sendEdge(edge) : e.recvEdge(edge);
-          lens.push_back(b.count);
-          disps.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(b.buf)));
-          types.push_back(b.type);
-        }
-        dt::Type* t = nullptr;
-        if (int rc = dt::makeStruct(q.count, lens.data(), disps.data(), types.data(), &t)) return rc;
-        dt::commit(t);
-        dt::retain(t);
-        comp->made.push_back(t);
-        (*blocks)[k] = {nullptr, 1, t};
-      }
-      return 0;
-    };
-    if (int rc = side(plan->out, true, &comp->out)) return rc;
-    return side(plan->in, false, &comp->in);
-  }
+ private:
+  mutable uint32_t round_ = 0;
 };
 
 // ---- the edges of each operation -----------------------------------------------
@@ -238,10 +205,16 @@ int begin(const Call& call, const rt::Comm* c, coll::Op op, const void* sendbuf,
   return MPI_SUCCESS;
 }
 
+// Blocking, one exchange per round; else one schedule of all the rounds.
 template <class E>
 int run(Call& call, rt::Comm* c, NeighborArgs<E>& a) {
-  if (int rc = a.compose()) return check::engine(call, rc);
-  return runExchange(call, c, a);
+  a.rounds = c->topo->rounds;
+  if (!call.blocking() || a.rounds == 1) return runExchange(call, c, a);
+  for (uint32_t k = 0; k < a.rounds; ++k) {
+    a.select(k);
+    SHMCOLL_CHECK(runExchange(call, c, a));
+  }
+  return MPI_SUCCESS;
 }
 
 // A per-edge array argument: as long as the degree (null allowed when it is 0).

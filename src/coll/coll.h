@@ -36,6 +36,13 @@ using transport::Block;
 class ExchangeArgs : public transport::Pairs {
  public:
   Op op = Op::kAlltoall;
+  // Pairs that carry several blocks (a neighbourhood collective's repeated
+  // edges) move them in `rounds` rounds, the same number on every rank:
+  // select(k) makes send() and recv() describe round k, each pair's k-th
+  // block.  A blocking caller runs one exchange per round; a schedule
+  // (sched_exchange.cc) one schedule round per round.
+  uint32_t rounds = 1;
+  virtual void select(uint32_t round) const {}
 };
 
 // The reduction operator, as the front end supplies it: apply(o, in, inout,

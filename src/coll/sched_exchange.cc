@@ -71,7 +71,11 @@ namespace {
 
 int run(Operation& o) {
   auto* s = new sched::Schedule(o.team());
-  sched::exchangeRound(s, *o.args, o.flags.inPlace && !o.args->broadcast);
+  // (the blocks are taken now: a schedule round keeps its own copies)
+  for (uint32_t k = 0; k < o.args->rounds; ++k) {
+    o.args->select(k);
+    sched::exchangeRound(s, *o.args, o.flags.inPlace && !o.args->broadcast);
+  }
   return sched::start(o, s);
 }
 

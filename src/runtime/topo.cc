@@ -138,7 +138,29 @@ std::shared_ptr<Topology> makeCart(std::vector<int> dims, std::vector<int> perio
     t->out.push_back(cartStep(*t, coords.data(), static_cast<int>(d), 1));
   }
   t->in = t->out;
+  // Every rank's lists repeat a rank only along a periodic dimension of
+  // extent 2 (the other rank, twice) or 1 (the rank itself, twice per such
+  // dimension): the most repeats on any rank, from the grid alone.
+  uint32_t selfTwice = 0, pairTwice = 0;
+  for (size_t d = 0; d < t->dims.size(); ++d) {
+    if (t->periods[d] && t->dims[d] == 1) selfTwice += 2;
+    if (t->periods[d] && t->dims[d] == 2) pairTwice = 2;
+  }
+  t->rounds = std::max({1u, selfTwice, pairTwice});
   return t;
+}
+
+uint32_t mostRepeats(const int* list, size_t n) {
+  std::vector<int> v;
+  for (size_t i = 0; i < n; ++i)
+    if (list[i] != MPI_PROC_NULL) v.push_back(list[i]);
+  std::sort(v.begin(), v.end());
+  uint32_t most = 1;
+  for (size_t i = 0, run = 0; i < v.size(); ++i) {
+    run = i > 0 && v[i] == v[i - 1] ? run + 1 : 1;
+    most = std::max(most, static_cast<uint32_t>(run));
+  }
+  return most;
 }
 
 std::string graphAsymmetry(const std::vector<int>& index, const std::vector<int>& edges) {
@@ -178,6 +200,9 @@ std::shared_ptr<Topology> makeGraph(std::vector<int> index, std::vector<int> edg
   const int first = rank == 0 ? 0 : index[rank - 1];
   t->out.assign(edges.begin() + first, edges.begin() + index[rank]);
   t->in = t->out;
+  // (every rank has the whole graph: the most repeats of any node's list)
+  for (size_t i = 0, first = 0; i < index.size(); first = static_cast<size_t>(index[i]), ++i)
+    t->rounds = std::max(t->rounds, mostRepeats(edges.data() + first, static_cast<size_t>(index[i]) - first));
   t->index = std::move(index);
   t->edges = std::move(edges);
   return t;

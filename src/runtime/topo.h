@@ -38,6 +38,13 @@ struct Topology {
   bool weighted = false;
   std::vector<int> inWeights, outWeights;
 
+  // The most edges between one pair of ranks (a rank and itself included),
+  // over the whole topology: the same on every rank.  A blocking
+  // neighbourhood collective runs that many rounds, round k moving each
+  // pair's k-th edge (api/neighbor.cc).  1 unless a periodic dimension has
+  // extent 1 or 2, a graph repeats an edge, or a rank is its own neighbour.
+  uint32_t rounds = 1;
+
   // Why the neighbourhood collectives refuse this topology (empty: they
   // don't), the same on every rank: an MPI_Graph_create graph in which a
   // rank lists another more often than it is listed back.
@@ -74,5 +81,8 @@ std::shared_ptr<Topology> makeGraph(std::vector<int> index, std::vector<int> edg
 // symmetric counting multiplicities: the first pair (i, j), in order, where
 // i lists j a different number of times than j lists i; empty if none.
 std::string graphAsymmetry(const std::vector<int>& index, const std::vector<int>& edges);
+// The most times one list names one rank (1 for an empty list; MPI_PROC_NULL
+// entries are not counted).
+uint32_t mostRepeats(const int* list, size_t n);
 
 }  // namespace shmcoll::rt
