@@ -25,6 +25,9 @@
  *      loop to the per-size time budget (bounded by --min-iters/--max-iters);
  *   4. barrier, then the timed loop of back-to-back calls; each rank's mean
  *      time per call is gathered and reported as avg/min/max across ranks.
+ *      With --sync, a barrier before every call instead, and only the calls
+ *      timed (the method of the common MPI benchmark suites: ranks arrive
+ *      together, so no call overlaps the previous one).
  * All ranks derive the same counts from gathered values, so they always
  * agree on how many calls to make.
  *
@@ -152,6 +155,7 @@ typedef struct {
   long min_iters, max_iters;
   const char *csv, *tag;
   int membw, check;
+  int sync; /* --sync: a barrier before every call, only the calls timed */
   int alloc_mem; /* --alloc-mem: buffers from MPI_Alloc_mem */
   size_t mem_limit; /* bytes per rank; 0: half the node's memory shared by the ranks */
   size_t cold_pool; /* bytes per rank; 0: automatic */
@@ -241,6 +245,7 @@ static void usage(void) {
       "  --csv FILE        append CSV rows (header written if the file is empty)\n"
       "  --tag STRING      value of the CSV 'tag' column (e.g. a repetition id)\n"
       "  --no-check        skip the one validated call per size\n"
+      "  --sync            a barrier before every call, only the calls timed (default: back to back)\n"
       "  --alloc-mem       take the buffers from MPI_Alloc_mem instead of the heap (shmcoll: from\n"
       "                    the shared segment when they fit SHMCOLL_ALLOC_MEM, e.g. 64m)\n"
       "  --mem-limit SIZE  buffer memory per rank; larger sizes are skipped\n"
@@ -318,6 +323,8 @@ static void parse_args(int argc, char **argv) {
       o->tag = NEXT();
     } else if (!strcmp(key, "--no-check")) {
       o->check = 0;
+    } else if (!strcmp(key, "--sync")) {
+      o->sync = 1;
     } else if (!strcmp(key, "--mem-limit")) {
       o->mem_limit = parse_size(NEXT());
     } else if (!strcmp(key, "--cold-pool")) {
@@ -694,6 +701,17 @@ static Timing timed_loop(const Layout *L, const Regions *R, int cold, long count
   double start = 0;
   if (is_local_op(L->op)) start = common_start();
   else MPI_Barrier(MPI_COMM_WORLD);
+  if (g_opt.sync && !is_local_op(L->op)) {
+    double sum = 0;
+    for (long i = 0; i < count; i++) {
+      region(R, cold, &sb, &rb);
+      MPI_Barrier(MPI_COMM_WORLD);
+      double c0 = now();
+      run_op(L, sb, rb);
+      sum += now() - c0;
+    }
+    return (Timing){.per_call = sum / (double)count, .span = 0};
+  }
   double t0 = now();
   for (long i = 0; i < count; i++) {
     region(R, cold, &sb, &rb);
@@ -961,6 +979,7 @@ int main(int argc, char **argv) {
     printf("# shmcoll-bench: impl=%s %s, ranks=%d, budget=%.3f s/size, LLC=%zu MiB, mem-limit=%zu MiB/rank\n",
            IMPL_NAME, IMPL_VERSION, g_nranks, g_opt.budget, llc / MiB, g_opt.mem_limit / MiB);
     if (any_cold) printf("#   cold pool %zu MiB per rank\n", g_arena_bytes / MiB);
+    printf("#   method: %s\n", g_opt.sync ? "a barrier before every call, only the calls timed (--sync)" : "back to back");
     fflush(stdout);
   }
   if (g_opt.ops & OPS_NEIGHBOR) nb_print();
