@@ -28,9 +28,9 @@ int inlineBegin(Team& team, const transport::Pairs& a, InlineRun* r) {
   // The area is free once every reader of its previous use finished that
   // operation (usually known from the lanes read since).
   SHMCOLL_CHECK(lanes.claim(r->area, team.ctxId, r->seq));
-  std::vector<uint32_t>& readers = lanes.readers(r->area);  // (every other member)
+  std::vector<uint32_t>& readers = lanes.readers(r->area);  // (every other member, or those we send to)
   for (uint32_t p = 0; p < n; ++p)
-    if (p != team.rank) readers.push_back(team.members[p]);
+    if (p != team.rank && a.sendsTo(p)) readers.push_back(team.members[p]);
   return 0;
 }
 
@@ -104,21 +104,21 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
 namespace {
 
 constexpr uint32_t kInlineOps = opBit(Op::kAlltoall) | opBit(Op::kAlltoallv) | opBit(Op::kAlltoallw) |
-                                opBit(Op::kAllgather) | opBit(Op::kAllgatherv);
+                                opBit(Op::kAllgather) | opBit(Op::kAllgatherv) | kNeighborOps;
 
 // The blocking exchanges try the gate before they dispatch (exchangeGeneral,
 // innerExchange), so dispatch passes over this entry; it is registered so
 // that it can be named, forced and reported, and run() serves a caller that
 // dispatches without trying the gate (on the base class, virtual calls).
 bool eligible(const Operation& o) {
-  if (!o.args || !o.args->allPairs || o.team().size() == 1) return false;
+  if (!o.args || (!o.args->allPairs && !neighborOp(o.args->op)) || o.team().size() == 1) return false;
   const InlineGate& g = inlineGate(o.team(), o.args->op);
   if (!g.open) return false;
   const uint64_t cap = g.cap[o.args->broadcast ? 1 : 0];
   const uint32_t n = o.team().size(), me = o.team().rank;
   if (o.args->broadcast) return o.args->send(0).bytes() <= cap;
   for (uint32_t p = 0; p < n; ++p)
-    if (p != me && o.args->send(p).bytes() > cap) return false;
+    if (p != me && o.args->sendsTo(p) && o.args->send(p).bytes() > cap) return false;
   return true;
 }
 

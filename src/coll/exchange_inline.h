@@ -42,7 +42,9 @@
 // Chosen (registered as "inline") whenever every block this rank sends fits
 // (SHMCOLL_INLINE_MAX, capped by the lane), on intracommunicators, in blocking
 // calls, for operations in which every pair exchanges (alltoall family,
-// allgather family, the one-exchange allreduce); the blocking entry point
+// allgather family, the one-exchange allreduce) and for the neighbourhood
+// collectives (sparse pairs: lanes written only to the ranks this one sends
+// to, read only from those it receives from); the blocking entry point
 // (coll/dispatch.h) tests that before asking the registry, and forcing
 // another algorithm (or SHMCOLL_PULL=always) closes its gate.
 #pragma once
@@ -157,7 +159,10 @@ int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* la
 template <class A>
 int inlineExchange(Team& team, const A& a, bool* taken) {
   const uint32_t n = team.size(), me = team.rank;
-  if (n == 1 || !a.allPairs) return 0;
+  // (Sparse pairs: the neighbourhood collectives only.  The reductions'
+  // and rooted collectives' sparse rounds keep the general round they were
+  // tuned with.)
+  if (n == 1 || (!a.allPairs && !neighborOp(a.op))) return 0;
   const InlineGate& g = inlineGate(team, a.op);
   if (!g.open) [[unlikely]]
     return 0;
@@ -166,7 +171,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
     if (a.send(0).bytes() > cap) return 0;
   } else {
     for (uint32_t p = 0; p < n; ++p)
-      if (p != me && a.send(p).bytes() > cap) return 0;
+      if (p != me && a.sendsTo(p) && a.send(p).bytes() > cap) return 0;
   }
   *taken = true;
   if (g.verbose) [[unlikely]]
@@ -178,7 +183,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   } else {
     for (uint32_t d = 1; d < n; ++d) {
       const uint32_t p = me + d < n ? me + d : me + d - n;
-      detail::putLane(r, r.mine + p * r.laneBytes, a.send(p));
+      if (a.sendsTo(p)) detail::putLane(r, r.mine + p * r.laneBytes, a.send(p));
     }
   }
   {
@@ -196,7 +201,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   const uint64_t off = a.broadcast ? 0 : me * r.laneBytes;
   for (uint32_t d = 1; d < n; ++d) {
     const uint32_t q = me >= d ? me - d : me + n - d;
-    if (a.skipEmpty && a.recv(q).bytes() == 0) continue;  // (transport::Pairs::skipEmpty)
+    if (!a.receivesFrom(q)) continue;  // (sparse pairs; transport::Pairs::skipEmpty)
     const auto* lane = transport::peerLane(team.members[q], r.area, off);
     if (lane->tag.load(std::memory_order_acquire) == r.tag)
       SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));

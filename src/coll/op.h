@@ -34,6 +34,7 @@ enum class Op : uint8_t {
   kNeighborAllgatherv,
 };
 constexpr int kOpCount = static_cast<int>(Op::kNeighborAllgatherv) + 1;
+constexpr bool neighborOp(Op op) { return op >= Op::kNeighborAlltoall; }
 
 // "alltoall", "reduce_scatter_block", ... (lower case, as in the decision table).
 const char* opName(Op op);
