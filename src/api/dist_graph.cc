@@ -236,7 +236,7 @@ int route(rt::Comm* c, const std::vector<Edge>& edges, rt::Topology* t) {
 // Step 3: the first pair (in order) whose edge counts the two ends disagree
 // on, the same on every rank (src < 0: none); and the most edges any rank
 // has to one rank (rt::Topology::rounds).
-int firstMismatch(rt::Comm* c, const rt::Topology& t, Mismatch* first, uint32_t* rounds) {
+int firstMismatch(rt::Comm* c, const rt::Topology& t, Mismatch* first, uint32_t* rounds, uint32_t* pairRounds) {
   const uint32_t n = c->team.size(), me = c->team.rank;
   // Per peer p: {edges me -> p in my out-list, edges p -> me in my in-list}.
   std::vector<int32_t> mine(2 * n, 0), theirs(2 * n, 0);
@@ -255,16 +255,18 @@ int firstMismatch(rt::Comm* c, const rt::Topology& t, Mismatch* first, uint32_t*
   }
   struct Verdict {
     Mismatch m;
-    uint32_t repeats;
+    uint32_t repeats, pairRepeats;
   };
-  const Verdict v{m, rt::mostRepeats(t.out.data(), t.out.size())};
+  const Verdict v{m, rt::mostRepeats(t.out.data(), t.out.size()),
+                  rt::mostRepeats(t.out.data(), t.out.size(), static_cast<int>(me))};
   std::vector<Verdict> all(n);
   SHMCOLL_CHECK(rt::gatherAll(*c, &v, sizeof v, all.data()));
   *first = Mismatch{-1, -1, 0, 0};
-  *rounds = 1;
+  *rounds = *pairRounds = 1;
   for (const Verdict& x : all) {
     if (x.m.src >= 0 && x.m.before(*first)) *first = x.m;
     *rounds = std::max(*rounds, x.repeats);
+    *pairRounds = std::max(*pairRounds, x.pairRepeats);
   }
   return 0;
 }
@@ -309,7 +311,7 @@ int createDistGraph(Call& call, rt::Comm* c, const DistGraphArgs& a, MPI_Comm* n
 
   // Step 3: both ends agree on every pair's edge count.
   Mismatch m{-1, -1, 0, 0};
-  if (int rc = firstMismatch(c, *t, &m, &t->rounds)) return check::engine(call, rc);
+  if (int rc = firstMismatch(c, *t, &m, &t->rounds, &t->pairRounds)) return check::engine(call, rc);
   if (m.src >= 0)
     return check::fail(call, MPI_ERR_TOPOLOGY,
                        "the graph is inconsistent: rank %d lists rank %d as a destination %d time%s but rank %d lists "

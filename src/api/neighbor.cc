@@ -17,7 +17,9 @@
 // every rank runs the topology's `rounds` (the most edges of any pair,
 // known to all ranks when the topology is made), a blocking call as that
 // many exchanges, a nonblocking or persistent one as one schedule of that
-// many rounds of point-to-point messages (coll/sched_exchange.cc).
+// many rounds of point-to-point messages (coll/sched_exchange.cc).  Rounds
+// in which no rank has anything but its own edges left (pairRounds) are
+// local copies.
 //
 // Which edge meets which when a pair has several.  The k-th edge from a
 // rank to a peer (in the sender's out-list order) lands in the k-th edge
@@ -153,7 +155,9 @@ struct GatherEdges {
   const C* rcounts = nullptr;  // allgatherv
   const D* displs = nullptr;
   coll::Block sendEdge(uint32_t) const { return mine; }
-  coll::Block recvEdge(uint32_t i) const { return rcounts ? vectorBlock(r, rcounts, displs, i) : uniformBlock(r, rc, i); }
+  coll::Block recvEdge(uint32_t i) const {
+    return rcounts ? vectorBlock(r, rcounts, displs, i) : uniformBlock(r, rc, i);
+  }
 };
 
 // Alltoall: `count` elements per edge on each side.
@@ -183,9 +187,7 @@ struct TypedEdges {
   const MPI_Aint *sdispls = nullptr, *rdispls = nullptr;
   std::shared_ptr<std::vector<const dt::Type*>> types;
   uint32_t outDegree = 0;
-  coll::Block sendEdge(uint32_t j) const {
-    return {sbuf + sdispls[j], static_cast<uint64_t>(scounts[j]), (*types)[j]};
-  }
+  coll::Block sendEdge(uint32_t j) const { return {sbuf + sdispls[j], static_cast<uint64_t>(scounts[j]), (*types)[j]}; }
   coll::Block recvEdge(uint32_t i) const {
     return {rbuf + rdispls[i], static_cast<uint64_t>(rcounts[i]), (*types)[outDegree + i]};
   }
@@ -210,9 +212,15 @@ template <class E>
 int run(Call& call, rt::Comm* c, NeighborArgs<E>& a) {
   a.rounds = c->topo->rounds;
   if (!call.blocking() || a.rounds == 1) return runExchange(call, c, a);
+  // (the rounds past pairRounds only copy a rank's edges to itself)
+  const uint32_t me = c->team.rank;
   for (uint32_t k = 0; k < a.rounds; ++k) {
     a.select(k);
-    SHMCOLL_CHECK(runExchange(call, c, a));
+    if (k < c->topo->pairRounds) {
+      SHMCOLL_CHECK(runExchange(call, c, a));
+    } else if (int rc = transport::selfCopy(a.send(me), a.recv(me))) {
+      return check::engine(call, rc);
+    }
   }
   return MPI_SUCCESS;
 }
@@ -262,7 +270,8 @@ int neighborAllgather(Call& call, const void* sendbuf, C sendcount, const dt::Ty
   NeighborArgs<GatherEdges<int, int>> a;
   SHMCOLL_CHECK(begin(call, c, coll::Op::kNeighborAllgather, sendbuf, &a));
   SHMCOLL_CHECK(check::buffer(call, "sendbuf", sendbuf, static_cast<uint64_t>(sendcount), sendtype));
-  SHMCOLL_CHECK(check::buffer(call, "recvbuf", recvbuf, a.plan->in.degree * static_cast<uint64_t>(recvcount), recvtype));
+  SHMCOLL_CHECK(
+      check::buffer(call, "recvbuf", recvbuf, a.plan->in.degree * static_cast<uint64_t>(recvcount), recvtype));
   a.e.mine = {static_cast<const char*>(sendbuf), static_cast<uint64_t>(sendcount), sendtype};
   a.e.r = sideOf(recvbuf, recvtype);
   a.e.rc = static_cast<uint64_t>(recvcount);
@@ -284,8 +293,8 @@ int neighborAllgatherv(Call& call, const void* sendbuf, C sendcount, const dt::T
 }
 
 template <class C>
-int neighborAlltoall(Call& call, const void* sendbuf, C sendcount, const dt::Type* sendtype, void* recvbuf,
-                     C recvcount, const dt::Type* recvtype, rt::Comm* c) {
+int neighborAlltoall(Call& call, const void* sendbuf, C sendcount, const dt::Type* sendtype, void* recvbuf, C recvcount,
+                     const dt::Type* recvtype, rt::Comm* c) {
   NeighborArgs<UniformEdges> a;
   SHMCOLL_CHECK(begin(call, c, coll::Op::kNeighborAlltoall, sendbuf, &a));
   const uint64_t sc = static_cast<uint64_t>(sendcount), rc = static_cast<uint64_t>(recvcount);

@@ -147,13 +147,14 @@ std::shared_ptr<Topology> makeCart(std::vector<int> dims, std::vector<int> perio
     if (t->periods[d] && t->dims[d] == 2) pairTwice = 2;
   }
   t->rounds = std::max({1u, selfTwice, pairTwice});
+  t->pairRounds = std::max(1u, pairTwice);
   return t;
 }
 
-uint32_t mostRepeats(const int* list, size_t n) {
+uint32_t mostRepeats(const int* list, size_t n, int skip) {
   std::vector<int> v;
   for (size_t i = 0; i < n; ++i)
-    if (list[i] != MPI_PROC_NULL) v.push_back(list[i]);
+    if (list[i] != MPI_PROC_NULL && list[i] != skip) v.push_back(list[i]);
   std::sort(v.begin(), v.end());
   uint32_t most = 1;
   for (size_t i = 0, run = 0; i < v.size(); ++i) {
@@ -201,8 +202,11 @@ std::shared_ptr<Topology> makeGraph(std::vector<int> index, std::vector<int> edg
   t->out.assign(edges.begin() + first, edges.begin() + index[rank]);
   t->in = t->out;
   // (every rank has the whole graph: the most repeats of any node's list)
-  for (size_t i = 0, first = 0; i < index.size(); first = static_cast<size_t>(index[i]), ++i)
-    t->rounds = std::max(t->rounds, mostRepeats(edges.data() + first, static_cast<size_t>(index[i]) - first));
+  for (size_t i = 0, first = 0; i < index.size(); first = static_cast<size_t>(index[i]), ++i) {
+    const size_t len = static_cast<size_t>(index[i]) - first;
+    t->rounds = std::max(t->rounds, mostRepeats(edges.data() + first, len));
+    t->pairRounds = std::max(t->pairRounds, mostRepeats(edges.data() + first, len, static_cast<int>(i)));
+  }
   t->index = std::move(index);
   t->edges = std::move(edges);
   return t;

@@ -44,6 +44,9 @@ struct Topology {
   // pair's k-th edge (api/neighbor.cc).  1 unless a periodic dimension has
   // extent 1 or 2, a graph repeats an edge, or a rank is its own neighbour.
   uint32_t rounds = 1;
+  // The same without a rank's edges to itself: the rounds in which ranks
+  // exchange anything (the others are local copies).
+  uint32_t pairRounds = 1;
 
   // Why the neighbourhood collectives refuse this topology (empty: they
   // don't), the same on every rank: an MPI_Graph_create graph in which a
@@ -82,7 +85,7 @@ std::shared_ptr<Topology> makeGraph(std::vector<int> index, std::vector<int> edg
 // i lists j a different number of times than j lists i; empty if none.
 std::string graphAsymmetry(const std::vector<int>& index, const std::vector<int>& edges);
 // The most times one list names one rank (1 for an empty list; MPI_PROC_NULL
-// entries are not counted).
-uint32_t mostRepeats(const int* list, size_t n);
+// entries are not counted, nor `skip`'s).
+uint32_t mostRepeats(const int* list, size_t n, int skip = MPI_PROC_NULL);
 
 }  // namespace shmcoll::rt

@@ -146,4 +146,38 @@ TEST(Graph, NeighboursAndSymmetry) {
             std::string::npos);
 }
 
+// How many rounds a blocking neighbourhood collective runs: the most edges
+// of one pair anywhere in the topology, and the same without self edges.
+TEST(Rounds, CountRepeatedEdgesAcrossTheWholeTopology) {
+  struct Case {
+    std::vector<int> dims, periods;
+    uint32_t rounds, pairRounds;
+  };
+  const Case cases[] = {
+      {{4, 3}, {1, 1}, 1, 1},        // every neighbour once
+      {{3, 1}, {1, 1}, 2, 1},        // itself twice, along the dimension of extent 1
+      {{2, 2}, {1, 1}, 2, 2},        // the other rank twice, in each dimension
+      {{1, 1, 1}, {1, 1, 1}, 6, 1},  // itself six times
+      {{2, 1}, {0, 0}, 1, 1},        // not periodic: MPI_PROC_NULL, not a repeat
+      {{}, {}, 1, 1},
+  };
+  for (const Case& c : cases)
+    for (int r = 0; r < static_cast<int>(gridSize(c.dims)); ++r) {
+      const auto t = makeCart(c.dims, c.periods, r);
+      EXPECT_EQ(t->rounds, c.rounds) << "grid of " << c.dims.size() << " dimensions, rank " << r;
+      EXPECT_EQ(t->pairRounds, c.pairRounds) << "grid of " << c.dims.size() << " dimensions, rank " << r;
+    }
+  // A graph: every node sees the most repeats of any node's list (node 2
+  // lists itself three times, node 0 lists node 1 twice).
+  const std::vector<int> index{2, 4, 7}, edges{1, 1, 0, 0, 2, 2, 2};
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(makeGraph(index, edges, r)->rounds, 3u);
+    EXPECT_EQ(makeGraph(index, edges, r)->pairRounds, 2u);
+  }
+  const int list[] = {3, MPI_PROC_NULL, 3, MPI_PROC_NULL, 5, 3};
+  EXPECT_EQ(mostRepeats(list, 6), 3u);
+  EXPECT_EQ(mostRepeats(list, 6, 3), 1u);
+  EXPECT_EQ(mostRepeats(list, 0), 1u);
+}
+
 }  // namespace
