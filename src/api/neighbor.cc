@@ -53,7 +53,6 @@ struct NeighborPlan {
     uint32_t degree = 0;          // the list's length (MPI_PROC_NULL entries included)
   };
   Side out, in;
-  bool multi = false;  // some peer has several edges on one side
 };
 
 }  // namespace shmcoll::rt
@@ -66,7 +65,7 @@ using rt::NeighborPlan;
 
 // Groups `list` (ranks, MPI_PROC_NULL allowed) by peer; `swapPairs` orders a
 // peer's edges by index XOR 1 (a Cartesian receiver), else by index.
-void group(const std::vector<int>& list, uint32_t n, bool swapPairs, NeighborPlan::Side* s, bool* multi) {
+void group(const std::vector<int>& list, uint32_t n, bool swapPairs, NeighborPlan::Side* s) {
   s->degree = static_cast<uint32_t>(list.size());
   s->slot.assign(n, -1);
   std::vector<std::pair<uint32_t, uint32_t>> byPeer;  // (peer, key)
@@ -80,14 +79,14 @@ void group(const std::vector<int>& list, uint32_t n, bool swapPairs, NeighborPla
       s->peers.push_back({static_cast<uint32_t>(s->edges.size()), 0});
     }
     s->edges.push_back(swapPairs ? byPeer[k].second ^ 1u : byPeer[k].second);
-    if (++s->peers.back().count > 1) *multi = true;
+    ++s->peers.back().count;
   }
 }
 
 std::shared_ptr<const NeighborPlan> makePlan(const rt::Topology& t, uint32_t n) {
   auto p = std::make_shared<NeighborPlan>();
-  group(t.out, n, false, &p->out, &p->multi);
-  group(t.in, n, t.kind == MPI_CART, &p->in, &p->multi);
+  group(t.out, n, false, &p->out);
+  group(t.in, n, t.kind == MPI_CART, &p->in);
   return p;
 }
 
