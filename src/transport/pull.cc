@@ -2,6 +2,7 @@
 #include "transport/pull.h"
 
 #include <sys/uio.h>
+#include <time.h>
 
 #include <cerrno>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "common/status.h"
 #include "os/shared_heap.h"
 #include "transport/world.h"
+#include "wait/wait.h"
 
 namespace shmcoll::transport {
 
@@ -47,6 +49,25 @@ bool peerReadable(const void* p, uint64_t len) {
   return pulls().heapShared && h.shared() && h.ownsRange(p, len);
 }
 
+namespace {
+
+// The peer we read from no longer exists (killed, or crashed): shmrun ends
+// the job as soon as it reaps it, reporting that rank's own status.  Wait for
+// that, asleep, rather than raise an error of our own that would end the job
+// first and hide the cause; only if the job has not ended after 10 s (no
+// launcher watching) is it an error here.
+[[gnu::cold]] int peerGone(uint32_t rank, pid_t pid) {
+  for (int i = 0; i < 1000; ++i) {
+    if (int rc = wait::checkJobAlive()) return rc;
+    const timespec ten = {0, 10'000'000};
+    nanosleep(&ten, nullptr);
+  }
+  return fail(err::kOther, "rank %u (pid %d) exited while this rank was reading its buffer", rank,
+              static_cast<int>(pid));
+}
+
+}  // namespace
+
 int pull(uint32_t rank, uint64_t remote, dt::Cursor& dst, uint64_t len) {
   const World& w = world();
   const segment::RankCtl* peer = w.seg.ctl(rank);
@@ -69,6 +90,7 @@ int pull(uint32_t rank, uint64_t remote, dt::Cursor& dst, uint64_t len) {
     size_t k = dst.iov(pos, len - pos, local, kMaxIov, &covered);
     struct iovec rem = {reinterpret_cast<void*>(remote + pos), covered};
     ssize_t got = process_vm_readv(pid, local, k, &rem, 1, 0);
+    if (got < 0 && errno == ESRCH) return peerGone(rank, pid);
     if (got <= 0)
       return fail(err::kOther, "single-copy read of %llu bytes from pid %d failed: %s (set SHMCOLL_CMA=0)",
                   (unsigned long long)covered, static_cast<int>(pid), strerror(errno));
