@@ -12,8 +12,12 @@
 # perf/results/latest points at the newest.
 #
 # Usage: perf/compare.sh [options] [-- extra shmcoll-bench options]
-#   --quick            few sizes, ranks "2 8", 3 runs: a few minutes on 2 cores
-#   --ranks "2 8 32"   rank counts (default "2 8 32")
+#   --quick            few sizes, short budgets: ranks "2 3 4 8", 3 runs, both methods
+#   --ranks "2 8 32"   rank counts (default "2 3 4 8 32"; "2 3 4 8" with --quick)
+#   --methods LIST     subset of "b2b sync" (default both): b2b, calls back to back;
+#                      sync, a barrier before every call and only the calls timed
+#                      (shmcoll-bench --sync, the common benchmark suites' method);
+#                      sync results go to <out>/sync/
 #   --reps N           runs per implementation and rank count (default 3)
 #   --impls LIST       subset of "shmcoll openmpi mpich" (default all three)
 #   --neighbor         also run the neighbourhood collectives (MPI_Neighbor_alltoall
@@ -60,6 +64,7 @@ while (($#)); do
   case $1 in
     --quick) QUICK=1 ;;
     --ranks) RANKS=$2; shift ;;
+    --methods) METHODS=$2; shift ;;
     --reps) REPS=$2; shift ;;
     --impls) IMPLS=$2; shift ;;
     --neighbor) NEIGHBOR=1 ;;
@@ -78,12 +83,19 @@ while (($#)); do
   shift
 done
 if ((QUICK)); then
-  RANKS=${RANKS:-"2 8"} REPS=${REPS:-3} TIMEOUT=${TIMEOUT:-600}
+  RANKS=${RANKS:-"2 3 4 8"} REPS=${REPS:-3} TIMEOUT=${TIMEOUT:-600}
   BENCH_ARGS=(--quick)
 else
-  RANKS=${RANKS:-"2 8 32"} REPS=${REPS:-3} TIMEOUT=${TIMEOUT:-1800}
+  RANKS=${RANKS:-"2 3 4 8 32"} REPS=${REPS:-3} TIMEOUT=${TIMEOUT:-1800}
   BENCH_ARGS=()
 fi
+METHODS=${METHODS:-"b2b sync"}
+for m in $METHODS; do
+  [[ $m == b2b || $m == sync ]] || { echo "compare.sh: unknown method '$m' (b2b or sync)" >&2; exit 2; }
+done
+# The raw rows of each method, and where its summary goes.
+raw_of() { [[ $1 == sync ]] && echo "$OUT/sync/raw.csv" || echo "$OUT/raw.csv"; }
+dir_of() { [[ $1 == sync ]] && echo "$OUT/sync" || echo "$OUT"; }
 BENCH_ARGS+=("${EXTRA[@]}")
 SANITY_OPS=alltoall,allgather
 if ((NEIGHBOR)); then
@@ -96,8 +108,8 @@ fi
 CORES=$(nproc)
 OUT=${OUT:-$REPO/perf/results/$(date +%Y%m%d-%H%M%S)}
 BIN=$OUT/bin
-mkdir -p "$BIN"
-LOG=$OUT/log.txt RAW=$OUT/raw.csv
+mkdir -p "$BIN" "$OUT/sync"
+LOG=$OUT/log.txt
 : >"$LOG"
 say() { echo "compare.sh: $*" | tee -a "$LOG" >&2; }
 
@@ -204,7 +216,7 @@ for impl in $IMPLS; do
   fi
 done
 ((${#ACTIVE[@]})) || { say "no implementation to run"; exit 1; }
-say "implementations: ${ACTIVE[*]}; ranks: $RANKS; runs: $REPS; results: $OUT"
+say "implementations: ${ACTIVE[*]}; ranks: $RANKS; methods: $METHODS; runs: $REPS; results: $OUT"
 
 # shmcoll as a user runs it: with the decision table shmcoll-tune writes for
 # this node (README), measured now if the install tree has none.
@@ -231,9 +243,13 @@ fi
 FAILED=0
 for n in $RANKS; do
   for ((rep = 1; rep <= REPS; rep++)); do
+    for method in $METHODS; do
     for impl in "${ACTIVE[@]}"; do
-      cmd=($(launch "$impl" "$n") "${BENCH[$impl]}" "${BENCH_ARGS[@]}" --csv "$RAW" --tag "run$rep")
-      say "N=$n run $rep/$REPS $impl: ${cmd[*]}"
+      margs=()
+      [[ $method == sync ]] && margs=(--sync)
+      cmd=($(launch "$impl" "$n") "${BENCH[$impl]}" "${BENCH_ARGS[@]}" "${margs[@]}" --csv "$(raw_of "$method")"
+           --tag "run$rep")
+      say "N=$n run $rep/$REPS $method $impl: ${cmd[*]}"
       t0=$SECONDS
       rc=0
       timeout "$TIMEOUT" "${cmd[@]}" >>"$LOG" 2>&1 || rc=$?
@@ -242,6 +258,7 @@ for n in $RANKS; do
         FAILED=$((FAILED + 1))
       fi
       say "  $((SECONDS - t0)) s"
+    done
     done
   done
 done
@@ -252,33 +269,56 @@ timeout 600 $(launch "$first" 2) "${BENCH[$first]}" --membw --quick --op memcpy 
   --csv "$OUT/membw.csv" --tag membw >>"$LOG" 2>&1 || say "membw run failed"
 
 # ---- summary and plots ---------------------------------------------------------------
-python3 "$REPO/perf/bench/summarize.py" "$RAW" "$OUT" | tee "$OUT/summary.txt"
+: >"$OUT/summary.txt"
+for method in $METHODS; do
+  dir=$(dir_of "$method")
+  [[ -s $(raw_of "$method") ]] || { say "no rows for method $method"; continue; }
+  {
+    echo
+    if [[ $method == sync ]]; then
+      echo "######## method: a barrier before every call, only the calls timed ($dir) ########"
+    else
+      echo "######## method: calls back to back ($dir) ########"
+    fi
+    python3 "$REPO/perf/bench/summarize.py" "$(raw_of "$method")" "$dir"
+  } | tee -a "$OUT/summary.txt"
+done
 if [[ -f $OUT/membw.csv ]]; then
   echo; echo "== node memory bandwidth, 2 ranks at once (GB/s, STREAM counting; $first's run) =="
   awk -F, 'NR>1 && $3 ~ /^stream_/ {printf "%-14s %10d B/array  %8.2f GB/s per rank  %8.2f GB/s aggregate\n", $3, $5, $11/1000, $12/1000}' \
     "$OUT/membw.csv"
 fi | tee -a "$OUT/summary.txt"
 if command -v gnuplot >/dev/null; then
-  # One plot per rank count and buffer kind measured (hot: latency_N<n>.png,
-  # cold: latency_N<n>_cold.png), and one of the neighbourhood collectives
-  # when they ran (--neighbor: latency_N<n>_neighbor.png, ..._cold_neighbor.png).
-  has_rows() { # ranks cold awk-pattern-on-op
-    awk -F, -v n="$1" -v c="$2" "NR > 1 && \$2 == n && \$4 == c && ($3) { found = 1 } END { exit !found }" \
-      "$OUT/medians.csv"
+  # Per method (back to back in <out>, sync in <out>/sync), one plot per rank
+  # count and buffer kind measured (hot: latency_N<n>.png, cold:
+  # latency_N<n>_cold.png) of the all-to-all and all-gather collectives, one
+  # of the rooted and reducing ones (..._rooted.png) and one of the
+  # neighbourhood collectives when they ran (--neighbor: ..._neighbor.png);
+  # each with the panels of the operations that ran.
+  present() { # medians ranks cold "ops" -> those of ops with rows
+    awk -F, -v n="$2" -v c="$3" -v want="$4" '
+      BEGIN { k = split(want, w, " ") }
+      NR > 1 && $2 == n && $4 == c { seen[$1] = 1 }
+      END { s = ""; for (i = 1; i <= k; i++) if (w[i] in seen) s = s (s == "" ? "" : " ") w[i]; print s }' "$1"
   }
-  for n in $RANKS; do
-    for c in 0 1; do
-      if ((c)); then png=$OUT/latency_N${n}_cold.png; else png=$OUT/latency_N$n.png; fi
-      if has_rows "$n" "$c" '$1 != "yield" && $1 !~ /^(memcpy|cart_|graph_)/'; then
-        gnuplot -c "$REPO/perf/plot.gp" "$OUT/medians.csv" "$png" "$n" "$c" >>"$LOG" 2>&1 &&
-          echo "plot: $png" || say "plot for N=$n failed (see $LOG)"
-      fi
-      if has_rows "$n" "$c" '$1 ~ /^(cart|graph)_/'; then
-        png=${png%.png}_neighbor.png
-        gnuplot -c "$REPO/perf/plot.gp" "$OUT/medians.csv" "$png" "$n" "$c" \
-          "cart_alltoall graph_alltoall cart_allgather graph_allgather" >>"$LOG" 2>&1 &&
-          echo "plot: $png" || say "neighbor plot for N=$n failed (see $LOG)"
-      fi
+  declare -A PANELS=(
+    [main]="alltoall alltoallv alltoallv_skew alltoallw allgather allgatherv"
+    [_rooted]="bcast reduce allreduce gather scatter reduce_scatter_block"
+    [_neighbor]="cart_alltoall graph_alltoall cart_allgather graph_allgather")
+  for method in $METHODS; do
+    dir=$(dir_of "$method") med=$(dir_of "$method")/medians.csv
+    [[ -f $med ]] || continue
+    for n in $RANKS; do
+      for c in 0 1; do
+        for kind in main _rooted _neighbor; do
+          ops=$(present "$med" "$n" "$c" "${PANELS[$kind]}")
+          [[ -n $ops ]] || continue
+          [[ $kind == main ]] && kind=
+          if ((c)); then png=$dir/latency_N${n}_cold$kind.png; else png=$dir/latency_N$n$kind.png; fi
+          gnuplot -c "$REPO/perf/plot.gp" "$med" "$png" "$n" "$c" "$ops" >>"$LOG" 2>&1 &&
+            echo "plot: $png" || say "plot $png failed (see $LOG)"
+        done
+      done
     done
   done
 else

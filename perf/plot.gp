@@ -8,8 +8,9 @@
 # COLD is 0 (hot buffers, the default) or 1.  OPS, a space-separated list of
 # up to six ops, replaces the six all-to-all and all-gather panels (compare.sh
 # --neighbor plots "cart_alltoall graph_alltoall cart_allgather
-# graph_allgather" so); the neighbourhood ops (cart_*, graph_*) get no memcpy
-# bound.
+# graph_allgather" so, and the rooted and reducing collectives as "bcast
+# reduce allreduce gather scatter reduce_scatter_block"); only the all-to-all
+# and all-gather panels get a memcpy bound.
 if (ARGC < 3) { print "usage: gnuplot -c plot.gp medians.csv out.png ranks [cold [ops]]"; exit }
 data = ARG1
 out = ARG2
@@ -44,7 +45,7 @@ do for [o in ops] {
   # the bound: every rank copying at once; for the skewed alltoallv, whose
   # bytes go mostly to one rank, that rank copying alone (memcpy1)
   bop = (o eq "alltoallv_skew") ? "memcpy1" : "memcpy"
-  if (o[1:5] eq "cart_" || o[1:6] eq "graph_") {
+  if (strstrt(" alltoall alltoallv alltoallv_skew alltoallw allgather allgatherv ", " ".o." ") == 0) {
     plot for [i=1:3] sel(o, word(impls, i)) using 1:2 with linespoints ls i title word(impls, i)
   } else {
     plot for [i=1:3] sel(o, word(impls, i)) using 1:2 with linespoints ls i title word(impls, i), \

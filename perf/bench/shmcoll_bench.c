@@ -1,21 +1,25 @@
 /*
  * shmcoll-bench -- an OSU-style benchmark of the all-to-all and all-gather
- * collectives, of MPI_Bcast, MPI_Reduce and MPI_Allreduce, of the
+ * collectives, of the rooted and reducing collectives (MPI_Bcast, MPI_Reduce,
+ * MPI_Allreduce, MPI_Gather, MPI_Scatter, MPI_Reduce_scatter_block) and
+ * MPI_Barrier, of the
  * neighbourhood alltoall and allgather (neighbor.c), and of the memory-copy
  * bandwidth that bounds them.
  *
  * Written against the standard MPI C API only: Init/Finalize, Comm_rank/size,
  * Barrier, Wtime, Alltoall(v,w), Allgather(v), Bcast, Reduce, Allreduce,
- * Sendrecv, MPI_Abort, and for the neighbourhood collectives Dims_create,
+ * Gather, Scatter, Reduce_scatter_block, Sendrecv, MPI_Abort, and for the neighbourhood collectives Dims_create,
  * Cart_create, Cart_shift, Dist_graph_create_adjacent, Neighbor_alltoall,
  * Neighbor_allgather and Comm_free.  The per-rank times are combined with
  * MPI_Allgather.  The same
  * source builds against shmcoll, Open MPI and MPICH; the implementation's
  * name is taken from mpi.h at compile time.
  *
- * Bcast and reduce use root 0.  Reduce and allreduce add `bytes / 8`
- * MPI_DOUBLEs with MPI_SUM (sizes under 8 bytes are skipped); the values are
- * small integers, so the sums are exact and checked exactly.
+ * Bcast, reduce, gather and scatter use root 0; gather and scatter move
+ * `bytes` per rank.  Reduce and allreduce add `bytes / 8` MPI_DOUBLEs with
+ * MPI_SUM, reduce_scatter_block `bytes / 8` per rank (sizes under 8 bytes are
+ * skipped); the values are small integers, so the sums are exact and checked
+ * exactly.  Barrier is reported once, as bytes 0.
  *
  * Method, per (operation, block size, cache mode):
  *   1. one validation call on region 0 of the buffer arena, whose result is
@@ -111,6 +115,10 @@ enum {
   OP_BCAST,          /* root 0 */
   OP_REDUCE,         /* MPI_DOUBLE, MPI_SUM, root 0 */
   OP_ALLREDUCE,      /* MPI_DOUBLE, MPI_SUM */
+  OP_GATHER,         /* root 0 */
+  OP_SCATTER,        /* root 0 */
+  OP_REDUCE_SCATTER_BLOCK, /* MPI_DOUBLE, MPI_SUM, block = bytes per rank */
+  OP_BARRIER,        /* no buffers: once, as bytes 0 */
   OP_SENDRECV,       /* point-to-point: MPI_Sendrecv around a ring (to rank+1, from rank-1) */
   OP_CART_ALLTOALL,  /* MPI_Neighbor_alltoall, 2-D periodic grid (neighbor.h) */
   OP_GRAPH_ALLTOALL, /* MPI_Neighbor_alltoall, random graph of degree min(4, N-1) */
@@ -122,7 +130,8 @@ enum {
   OP_COUNT
 };
 static const char *const kOpNames[OP_COUNT] = {"alltoall", "alltoallv", "alltoallv_skew", "alltoallw",
-                                               "allgather", "allgatherv", "bcast", "reduce", "allreduce", "sendrecv",
+                                               "allgather", "allgatherv", "bcast", "reduce", "allreduce", "gather",
+                                               "scatter", "reduce_scatter_block", "barrier", "sendrecv",
                                                "cart_alltoall", "graph_alltoall", "cart_allgather", "graph_allgather",
                                                "memcpy", "memcpy1", "yield"};
 #define OPS_COLL ((1u << OP_SENDRECV) - 1)
@@ -137,7 +146,11 @@ static int is_local_op(int op) { return is_copy_op(op) || op == OP_YIELD; }
 static int is_gather_op(int op) { return op == OP_ALLGATHER || op == OP_ALLGATHERV; }
 /* One buffer of `bytes` per rank, not one block per peer. */
 static int is_single_op(int op) { return op == OP_BCAST || op == OP_REDUCE || op == OP_ALLREDUCE; }
-static int is_reduce_op(int op) { return op == OP_REDUCE || op == OP_ALLREDUCE; }
+static int is_reduce_op(int op) { return op == OP_REDUCE || op == OP_ALLREDUCE || op == OP_REDUCE_SCATTER_BLOCK; }
+/* Rooted, one block per rank at the root: the layouts need no per-peer counts. */
+static int is_rooted_op(int op) { return op == OP_GATHER || op == OP_SCATTER; }
+/* Run once, as bytes 0: no buffers. */
+static int is_sizeless_op(int op) { return op == OP_YIELD || op == OP_BARRIER; }
 static int is_neighbor_op(int op) { return (OPS_NEIGHBOR >> op) & 1u; }
 static int nb_topo(int op) { return op == OP_CART_ALLTOALL || op == OP_CART_ALLGATHER ? NB_CART : NB_GRAPH; }
 static int nb_gather(int op) { return (OPS_NB_ALLGATHER >> op) & 1u; }
@@ -224,9 +237,10 @@ static void usage(void) {
   printf(
       "usage: shmcoll-bench [options]\n"
       "  --op LIST         comma-separated: alltoall alltoallv alltoallv_skew alltoallw allgather\n"
-      "                    allgatherv bcast reduce allreduce sendrecv cart_alltoall graph_alltoall\n"
-      "                    cart_allgather graph_allgather memcpy memcpy1 yield, or coll\n"
-      "                    (the nine collectives) (default, and all: the collectives, memcpy,\n"
+      "                    allgatherv bcast reduce allreduce gather scatter reduce_scatter_block\n"
+      "                    barrier sendrecv cart_alltoall graph_alltoall cart_allgather\n"
+      "                    graph_allgather memcpy memcpy1 yield, or coll (the thirteen\n"
+      "                    collectives) (default, and all: the collectives, memcpy,\n"
       "                    memcpy1 and yield); sendrecv is MPI_Sendrecv around a ring\n"
       "                    (point-to-point); yield is sched_yield() on every rank at once, the\n"
       "                    scheduling floor when ranks outnumber cores; cart_* and graph_* are\n"
@@ -429,7 +443,16 @@ typedef struct {
 } Layout;
 
 static void rank_volumes(int op, int r, int n, size_t s, size_t *send, size_t *recv) {
-  if (is_single_op(op)) {
+  if (op == OP_GATHER) {
+    *send = s;
+    *recv = r == 0 ? (size_t)n * s : 0;
+  } else if (op == OP_SCATTER) {
+    *send = r == 0 ? (size_t)n * s : 0;
+    *recv = s;
+  } else if (op == OP_REDUCE_SCATTER_BLOCK) {
+    *send = (size_t)n * s;
+    *recv = s;
+  } else if (is_single_op(op)) {
     /* what lands in this rank's buffer: bcast and reduce deliver to one side only */
     int gets = op == OP_ALLREDUCE || (op == OP_BCAST && r != 0) || (op == OP_REDUCE && r == 0) || n == 1;
     *send = s;
@@ -439,7 +462,7 @@ static void rank_volumes(int op, int r, int n, size_t s, size_t *send, size_t *r
     *recv = (size_t)n * s;
   } else if (is_copy_op(op)) {
     *send = *recv = (size_t)n * s;
-  } else if (op == OP_YIELD) {
+  } else if (is_sizeless_op(op)) {
     *send = *recv = 0;
   } else if (is_neighbor_op(op)) {
     nb_volumes(nb_topo(op), nb_gather(op), s, send, recv);
@@ -476,7 +499,9 @@ static void layout_init(Layout *L, int op, size_t s) {
     }
   }
   if (op == OP_MEMCPY1) L->recv_total = (double)L->recv_max; /* one rank copies */
-  if (!L->fits_int || is_single_op(op) || is_neighbor_op(op)) return;
+  if (!L->fits_int || is_single_op(op) || is_neighbor_op(op) || is_rooted_op(op) || is_reduce_op(op) ||
+      is_sizeless_op(op))
+    return;
   size_t so = 0, ro = 0;
   for (int p = 0; p < n; p++) {
     size_t sc = is_gather_op(op) ? s : pair_bytes(op, me, p, n, s);
@@ -511,21 +536,35 @@ static void *xalloc(size_t bytes) {
  * n (n + 1) / 2 * v(i), exact in double precision. */
 static double red_value(size_t i) { return (double)(i % 1021) + 1.0; }
 static size_t red_count(const Layout *L) { return L->s / sizeof(double); }
-static int red_gets(const Layout *L) { return L->op == OP_ALLREDUCE || g_rank == 0; }
+static int red_gets(const Layout *L) { return L->op != OP_REDUCE || g_rank == 0; }
+/* The doubles this rank sends: reduce_scatter_block sends one block per rank. */
+static size_t red_send_count(const Layout *L) {
+  return L->op == OP_REDUCE_SCATTER_BLOCK ? (size_t)g_nranks * red_count(L) : red_count(L);
+}
+/* The index, in the senders' vectors, of element i of this rank's result. */
+static size_t red_index(const Layout *L, size_t i) {
+  return L->op == OP_REDUCE_SCATTER_BLOCK ? (size_t)g_rank * red_count(L) + i : i;
+}
 
 static void fill_send(const Layout *L, char *sb) {
   int n = g_nranks, me = g_rank;
-  if (L->op == OP_BCAST) return; /* the data is in the receive buffer of the root: poison_recv */
+  if (L->op == OP_BCAST || L->op == OP_BARRIER) return; /* bcast: the root's data is put by poison_recv */
+  if (L->op == OP_SCATTER) {
+    if (me != 0) return;
+    for (int p = 0; p < n; p++)
+      for (size_t o = 0; o < L->s; o = next_off(o, L->s)) sb[(size_t)p * L->s + o] = (char)pattern(0, p, o);
+    return;
+  }
   if (is_neighbor_op(L->op)) {
     nb_fill(nb_topo(L->op), nb_gather(L->op), L->s, sb);
     return;
   }
   if (is_reduce_op(L->op)) {
     double *d = (double *)sb;
-    for (size_t i = 0; i < red_count(L); i++) d[i] = (me + 1) * red_value(i);
+    for (size_t i = 0; i < red_send_count(L); i++) d[i] = (me + 1) * red_value(i);
     return;
   }
-  if (is_gather_op(L->op)) {
+  if (is_gather_op(L->op) || L->op == OP_GATHER) {
     for (size_t o = 0; o < L->s; o = next_off(o, L->s)) sb[o] = (char)pattern(me, 0, o);
     return;
   }
@@ -549,6 +588,17 @@ static void poison_recv(const Layout *L, char *rb) {
   if (is_reduce_op(L->op)) {
     double *d = (double *)rb;
     for (size_t i = 0; i < red_count(L); i++) d[i] = -1.0;
+    return;
+  }
+  if (L->op == OP_BARRIER) return;
+  if (L->op == OP_SCATTER) {
+    for (size_t o = 0; o < L->s; o = next_off(o, L->s)) rb[o] = (char)~pattern(0, g_rank, o);
+    return;
+  }
+  if (L->op == OP_GATHER) {
+    if (g_rank != 0) return;
+    for (int p = 0; p < g_nranks; p++)
+      for (size_t o = 0; o < L->s; o = next_off(o, L->s)) rb[(size_t)p * L->s + o] = (char)~pattern(p, 0, o);
     return;
   }
   for (int p = 0; p < g_nranks; p++) {
@@ -577,11 +627,25 @@ static long check_recv(const Layout *L, const char *rb) {
     const double *d = (const double *)rb;
     const double ranks = (double)g_nranks * (g_nranks + 1) / 2;
     for (size_t i = 0; i < red_count(L); i++) {
-      double want = ranks * red_value(i);
+      double want = ranks * red_value(red_index(L, i));
       if (d[i] != want && bad++ < 3)
         fprintf(stderr, "shmcoll-bench: %s %zu B: rank %d got %g, want %g at element %zu\n", kOpNames[L->op], L->s,
                 g_rank, d[i], want, i);
     }
+    return bad;
+  }
+  if (L->op == OP_BARRIER) return 0;
+  if (is_rooted_op(L->op)) {
+    if (L->op == OP_GATHER && g_rank != 0) return 0;
+    int blocks = L->op == OP_GATHER ? g_nranks : 1;
+    for (int p = 0; p < blocks; p++)
+      for (size_t o = 0; o < L->s; o = next_off(o, L->s)) {
+        unsigned char want = L->op == OP_GATHER ? pattern(p, 0, o) : pattern(0, g_rank, o);
+        unsigned char got = (unsigned char)rb[(size_t)p * L->s + o];
+        if (got != want && bad++ < 3)
+          fprintf(stderr, "shmcoll-bench: %s %zu B: rank %d got 0x%02x, want 0x%02x in block %d offset %zu\n",
+                  kOpNames[L->op], L->s, g_rank, got, want, p, o);
+      }
     return bad;
   }
   for (int p = 0; p < g_nranks; p++) {
@@ -627,6 +691,18 @@ static inline void run_op(const Layout *L, char *sb, char *rb) {
       break;
     case OP_ALLREDUCE:
       MPI_Allreduce(sb, rb, (int)red_count(L), MPI_DOUBLE, MPI_SUM, w);
+      break;
+    case OP_GATHER:
+      MPI_Gather(sb, s, MPI_BYTE, rb, s, MPI_BYTE, 0, w);
+      break;
+    case OP_SCATTER:
+      MPI_Scatter(sb, s, MPI_BYTE, rb, s, MPI_BYTE, 0, w);
+      break;
+    case OP_REDUCE_SCATTER_BLOCK:
+      MPI_Reduce_scatter_block(sb, rb, (int)red_count(L), MPI_DOUBLE, MPI_SUM, w);
+      break;
+    case OP_BARRIER:
+      MPI_Barrier(w);
       break;
     case OP_SENDRECV: {
       int next = (g_rank + 1) % g_nranks, prev = (g_rank + g_nranks - 1) % g_nranks;
@@ -763,10 +839,10 @@ static void bench_one(int op, size_t s, int cold) {
   if (why) {
     if (g_rank == 0) {
       if (L.foot_max > g_opt.mem_limit)
-        printf("%-15s %10zu  skipped: %s (needs %.0f MiB per rank)\n", kOpNames[op], s, why,
+        printf("%-20s %10zu  skipped: %s (needs %.0f MiB per rank)\n", kOpNames[op], s, why,
                (double)L.foot_max / MiB);
       else
-        printf("%-15s %10zu  skipped: %s\n", kOpNames[op], s, why);
+        printf("%-20s %10zu  skipped: %s\n", kOpNames[op], s, why);
     }
     goto out;
   }
@@ -783,7 +859,7 @@ static void bench_one(int op, size_t s, int cold) {
     run_op(&L, sb, rb);
     if (all_max((double)check_recv(&L, rb)) > 0) {
       g_failures++;
-      if (g_rank == 0) printf("%-15s %10zu  VALIDATION FAILED (wrong bytes received)\n", kOpNames[op], s);
+      if (g_rank == 0) printf("%-20s %10zu  VALIDATION FAILED (wrong bytes received)\n", kOpNames[op], s);
     }
   }
 
@@ -822,7 +898,7 @@ static void bench_one(int op, size_t s, int cold) {
   if (op == OP_MEMCPY1) avg = mn = mx = g_times[0];
   double bw = avg > 0 ? (double)L.recv_max / avg : 0, agg = avg > 0 ? L.recv_total / avg : 0;
   if (g_rank == 0) {
-    printf("%-15s %10zu %8ld %11.2f %11.2f %11.2f %12.1f %12.1f %5s\n", kOpNames[op], s, iters, avg * 1e6, mn * 1e6,
+    printf("%-20s %10zu %8ld %11.2f %11.2f %11.2f %12.1f %12.1f %5s\n", kOpNames[op], s, iters, avg * 1e6, mn * 1e6,
            mx * 1e6, bw / 1e6, agg / 1e6, cold ? "cold" : "hot");
     fflush(stdout);
     csv_row(kOpNames[op], s, (double)L.recv_max, iters, avg, mn, mx, bw, agg, cold);
@@ -998,13 +1074,13 @@ int main(int argc, char **argv) {
 
   if (g_rank == 0) {
     printf("# bw: payload bytes of the busiest receiver / avg time; agg: all ranks' received bytes / avg time\n");
-    printf("# %-13s %10s %8s %11s %11s %11s %12s %12s %5s\n", "op", "bytes", "iters", "avg_us", "min_us", "max_us",
+    printf("# %-18s %10s %8s %11s %11s %11s %12s %12s %5s\n", "op", "bytes", "iters", "avg_us", "min_us", "max_us",
            "MB/s/rank", "MB/s agg", "cache");
     fflush(stdout);
   }
   for (int op = 0; op < OP_COUNT; op++) {
     if (!(g_opt.ops & (1u << op))) continue;
-    if (op == OP_YIELD) { /* no buffers, no sizes: once */
+    if (is_sizeless_op(op)) { /* no buffers, no sizes: once */
       bench_one(op, 0, 0);
       continue;
     }

@@ -17,9 +17,14 @@ copy does not involve the library, and the best is the run least disturbed by
 other ranks waiting in the library (a library that spins while waiting steals
 cores from the copying ranks when ranks outnumber cores).
 
-The neighbourhood collectives (cart_* and graph_*, shmcoll-bench --op
-neighbor) are listed after the others, without a memcpy bound: op=memcpy
-copies N blocks per rank, a neighbourhood call moves one per neighbour.
+The rooted and reducing collectives and the barrier, then the
+neighbourhood collectives (cart_* and graph_*, shmcoll-bench --op
+neighbor), are listed after the exchanges, without a memcpy bound: op=memcpy
+copies N blocks per rank, these calls move one block per rank or neighbour.
+
+The spread over runs: column `shm runs` gives the fastest and slowest of
+shmcoll's runs at each point, and the summary ends with the points where
+they differ by more than 2x.
 
 Writes OUT_DIR/medians.csv (one row per ranks, op, bytes, cold, impl; read by
 perf/plot.gp) and OUT_DIR/summary.csv (one row per ranks, op, bytes, cold).
@@ -32,7 +37,13 @@ import sys
 from collections import defaultdict
 
 NEIGHBOR_OPS = ["cart_alltoall", "graph_alltoall", "cart_allgather", "graph_allgather"]
-COLL_OPS = ["alltoall", "alltoallv", "alltoallv_skew", "alltoallw", "allgather", "allgatherv"] + NEIGHBOR_OPS
+EXCHANGE_OPS = ["alltoall", "alltoallv", "alltoallv_skew", "alltoallw", "allgather", "allgatherv"]
+# Rooted and reducing collectives, and the barrier: no memcpy bound either
+# (op=memcpy copies N blocks per rank; these move one block, or N at one rank).
+OTHER_OPS = ["bcast", "reduce", "allreduce", "gather", "scatter", "reduce_scatter_block", "barrier"]
+COLL_OPS = EXCHANGE_OPS + OTHER_OPS + NEIGHBOR_OPS
+# A point whose shmcoll runs differ by more than this factor is listed as unstable.
+UNSTABLE = 2.0
 
 
 # Rows whose times are not per rank of a collective.
@@ -98,7 +109,7 @@ def main():
         The skewed alltoallv moves nearly all its bytes into one rank, so its
         bound is that one rank's copy (memcpy1) rather than every rank
         copying at once (memcpy)."""
-        if op in NEIGHBOR_OPS:
+        if op not in EXCHANGE_OPS:
             return None  # no copy of the same volume is measured
         kind = "memcpy1" if op == "alltoallv_skew" else "memcpy"
         best = None
@@ -114,13 +125,14 @@ def main():
     others = [i for i in impls if not i.startswith("shmcoll")]
     base = "shmcoll-base" if "shmcoll-base" in impls else None
     summary_rows = []
+    unstable = []
     last = None
     for r, op, b, c in groups:
         if (r, c) != last:
             last = (r, c)
             print(f"\n== {r} ranks, {'cold' if c else 'hot'} buffers: the slowest rank's time per call (us), median over runs ==")
-            head = f"{'op':<15}{'bytes':>7}" + "".join(f"{i:>11}" for i in impls)
-            head += f"{'memcpy':>10}{'shm/best':>10}" + (f"{'shm/base':>10}" if base else "") + "  best other"
+            head = f"{'op':<21}{'bytes':>7}" + "".join(f"{i:>11}" for i in impls)
+            head += f"{'memcpy':>10}{'shm/best':>10}{'shm runs':>16}" + (f"{'shm/base':>10}" if base else "") + "  best other"
             print(head)
         vals = {i: med.get((r, op, b, c, i)) for i in impls}
         lat = {i: (v[0] if v else None) for i, v in vals.items()}
@@ -130,8 +142,12 @@ def main():
             if lat.get(i) is not None and (best_other is None or lat[i] < best_other):
                 best_other, best_impl = lat[i], i
         ratio = lat["shmcoll"] / best_other if lat.get("shmcoll") and best_other else None
-        line = f"{op:<15}{human(b):>7}" + "".join(fmt(lat[i], 11) for i in impls)
+        line = f"{op:<21}{human(b):>7}" + "".join(fmt(lat[i], 11) for i in impls)
         line += fmt(bd[0] if bd else None, 10) + (f"{ratio:10.2f}" if ratio else f"{'-':>10}")
+        runs = [v[0] for v in samples.get((r, op, b, c, "shmcoll"), [])]
+        line += f"{min(runs):>8.2f}-{max(runs):<7.2f}" if runs else f"{'-':>16}"
+        if len(runs) > 1 and min(runs) > 0 and max(runs) / min(runs) > UNSTABLE:
+            unstable.append((max(runs) / min(runs), r, op, b, c, min(runs), max(runs)))
         vsbase = lat["shmcoll"] / lat[base] if base and lat.get("shmcoll") and lat.get(base) else None
         if base:
             line += f"{vsbase:10.2f}" if vsbase else f"{'-':>10}"
@@ -152,7 +168,7 @@ def main():
     # (ranks, op, cache mode), the largest block size every implementation ran.
     print("\n== large messages: bandwidth per rank (MB/s, payload received) and share of the memcpy bound ==")
     print("   (bound: every rank copying its receive volume at once; for alltoallv_skew one rank alone)")
-    print(f"{'ranks':>5} {'cache':<5} {'op':<15}{'bytes':>7}{'memcpy':>10}" +
+    print(f"{'ranks':>5} {'cache':<5} {'op':<21}{'bytes':>7}{'memcpy':>10}" +
           "".join(f"{i:>17}" for i in impls))
     for r, c in sorted({(g[0], g[3]) for g in groups}):
         for op in COLL_OPS:
@@ -168,7 +184,7 @@ def main():
             for i in impls:
                 bw = med[(r, op, b, c, i)][1]
                 cells += f"{bw:>9.0f} ({100 * bw / bd[1]:3.0f}%)" if bd[1] > 0 else f"{bw:>17.0f}"
-            print(f"{r:>5} {'cold' if c else 'hot':<5} {op:<15}{human(b):>7}{bd[1]:>10.0f}{cells}")
+            print(f"{r:>5} {'cold' if c else 'hot':<5} {op:<21}{human(b):>7}{bd[1]:>10.0f}{cells}")
 
     # The scheduling floor: one round of sched_yield() over all ranks (the
     # best median of op=yield among the implementations' runs).  With more
@@ -193,6 +209,12 @@ def main():
                     m = med.get((r, op, b, 0, i))
                     cells.append(f"{m[0]:>12.2f} ({m[0] / fl:5.1f}x)" if m and fl > 0 else f"{'-':>22}")
                 print(f"{r:>5} {fl:>8.2f}  " + "  ".join(f"{c:>22}" for c in cells) + f"  {op}, {human(b)}")
+
+    npoints = sum(1 for g in groups if (g[0], g[1], g[2], g[3], "shmcoll") in samples)
+    print(f"\n== spread over runs: shmcoll's slowest run more than {UNSTABLE:g}x its fastest at "
+          f"{len(unstable)} of {npoints} points ==")
+    for f, r, op, b, c, lo, hi in sorted(unstable, reverse=True)[:20]:
+        print(f"{r:>5} {'cold' if c else 'hot':<5} {op:<21}{human(b):>7}  {lo:10.2f} - {hi:<10.2f} ({f:.1f}x)")
 
     runs = sorted({k[4] for k in samples})
     counts = defaultdict(set)
