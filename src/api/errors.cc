@@ -3,7 +3,10 @@
 // An error code is either a bare class (0..MPI_ERR_LASTCODE of the builtin
 // classes) or class | (serial << 8) for a code that carries a message: the
 // last kRing messages are kept, so MPI_Error_string can say which function
-// failed and why.
+// failed and why.  Classes and codes a user adds (MPI_Add_error_class,
+// MPI_Add_error_code) are numbered from MPI_ERR_LASTCODE + 1 up, one table
+// entry each (its class, its string, whether it was removed): above every
+// code of the other two kinds, so a value says at once which kind it is.
 #include <unistd.h>
 
 #include <cstdarg>
@@ -11,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "api/api.h"
 #include "api/check.h"
@@ -40,43 +44,93 @@ std::mutex gMu;
 
 const char* className(int cls) {
   switch (cls) {
-    case MPI_SUCCESS: return "MPI_SUCCESS: no error";
-    case MPI_ERR_BUFFER: return "MPI_ERR_BUFFER: invalid buffer pointer";
-    case MPI_ERR_COUNT: return "MPI_ERR_COUNT: invalid count argument";
-    case MPI_ERR_TYPE: return "MPI_ERR_TYPE: invalid datatype";
-    case MPI_ERR_TAG: return "MPI_ERR_TAG: invalid tag";
-    case MPI_ERR_COMM: return "MPI_ERR_COMM: invalid communicator";
-    case MPI_ERR_RANK: return "MPI_ERR_RANK: invalid rank";
-    case MPI_ERR_ROOT: return "MPI_ERR_ROOT: invalid root";
-    case MPI_ERR_GROUP: return "MPI_ERR_GROUP: invalid group";
-    case MPI_ERR_OP: return "MPI_ERR_OP: invalid reduce operation";
-    case MPI_ERR_TOPOLOGY: return "MPI_ERR_TOPOLOGY: invalid communicator topology";
-    case MPI_ERR_DIMS: return "MPI_ERR_DIMS: invalid dimension argument";
-    case MPI_ERR_ARG: return "MPI_ERR_ARG: invalid argument";
-    case MPI_ERR_UNKNOWN: return "MPI_ERR_UNKNOWN: unknown error";
-    case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE: message truncated";
-    case MPI_ERR_OTHER: return "MPI_ERR_OTHER: other error";
-    case MPI_ERR_INTERN: return "MPI_ERR_INTERN: internal error";
-    case MPI_ERR_IN_STATUS: return "MPI_ERR_IN_STATUS: error code is in status";
-    case MPI_ERR_PENDING: return "MPI_ERR_PENDING: pending request";
-    case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST: invalid request";
-    case MPI_ERR_INFO: return "MPI_ERR_INFO: invalid info object";
-    case MPI_ERR_INFO_KEY: return "MPI_ERR_INFO_KEY: invalid info key";
-    case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE: invalid info value";
-    case MPI_ERR_INFO_NOKEY: return "MPI_ERR_INFO_NOKEY: info key not found";
-    case MPI_ERR_NO_MEM: return "MPI_ERR_NO_MEM: out of memory";
-    case MPI_ERR_KEYVAL: return "MPI_ERR_KEYVAL: invalid key value";
-    case MPI_ERR_SIZE: return "MPI_ERR_SIZE: invalid size";
-    case MPI_ERR_DISP: return "MPI_ERR_DISP: invalid displacement";
-    case MPI_ERR_PROC_ABORTED: return "MPI_ERR_PROC_ABORTED: a process aborted";
-    case MPI_ERR_VALUE_TOO_LARGE: return "MPI_ERR_VALUE_TOO_LARGE: value too large for its output";
-    case MPI_ERR_UNSUPPORTED_OPERATION: return "MPI_ERR_UNSUPPORTED_OPERATION: operation not supported";
-    case MPI_ERR_ERRHANDLER: return "MPI_ERR_ERRHANDLER: invalid error handler";
-    default: return nullptr;
+    case MPI_SUCCESS:
+      return "MPI_SUCCESS: no error";
+    case MPI_ERR_BUFFER:
+      return "MPI_ERR_BUFFER: invalid buffer pointer";
+    case MPI_ERR_COUNT:
+      return "MPI_ERR_COUNT: invalid count argument";
+    case MPI_ERR_TYPE:
+      return "MPI_ERR_TYPE: invalid datatype";
+    case MPI_ERR_TAG:
+      return "MPI_ERR_TAG: invalid tag";
+    case MPI_ERR_COMM:
+      return "MPI_ERR_COMM: invalid communicator";
+    case MPI_ERR_RANK:
+      return "MPI_ERR_RANK: invalid rank";
+    case MPI_ERR_ROOT:
+      return "MPI_ERR_ROOT: invalid root";
+    case MPI_ERR_GROUP:
+      return "MPI_ERR_GROUP: invalid group";
+    case MPI_ERR_OP:
+      return "MPI_ERR_OP: invalid reduce operation";
+    case MPI_ERR_TOPOLOGY:
+      return "MPI_ERR_TOPOLOGY: invalid communicator topology";
+    case MPI_ERR_DIMS:
+      return "MPI_ERR_DIMS: invalid dimension argument";
+    case MPI_ERR_ARG:
+      return "MPI_ERR_ARG: invalid argument";
+    case MPI_ERR_UNKNOWN:
+      return "MPI_ERR_UNKNOWN: unknown error";
+    case MPI_ERR_TRUNCATE:
+      return "MPI_ERR_TRUNCATE: message truncated";
+    case MPI_ERR_OTHER:
+      return "MPI_ERR_OTHER: other error";
+    case MPI_ERR_INTERN:
+      return "MPI_ERR_INTERN: internal error";
+    case MPI_ERR_IN_STATUS:
+      return "MPI_ERR_IN_STATUS: error code is in status";
+    case MPI_ERR_PENDING:
+      return "MPI_ERR_PENDING: pending request";
+    case MPI_ERR_REQUEST:
+      return "MPI_ERR_REQUEST: invalid request";
+    case MPI_ERR_INFO:
+      return "MPI_ERR_INFO: invalid info object";
+    case MPI_ERR_INFO_KEY:
+      return "MPI_ERR_INFO_KEY: invalid info key";
+    case MPI_ERR_INFO_VALUE:
+      return "MPI_ERR_INFO_VALUE: invalid info value";
+    case MPI_ERR_INFO_NOKEY:
+      return "MPI_ERR_INFO_NOKEY: info key not found";
+    case MPI_ERR_NO_MEM:
+      return "MPI_ERR_NO_MEM: out of memory";
+    case MPI_ERR_KEYVAL:
+      return "MPI_ERR_KEYVAL: invalid key value";
+    case MPI_ERR_SIZE:
+      return "MPI_ERR_SIZE: invalid size";
+    case MPI_ERR_DISP:
+      return "MPI_ERR_DISP: invalid displacement";
+    case MPI_ERR_PROC_ABORTED:
+      return "MPI_ERR_PROC_ABORTED: a process aborted";
+    case MPI_ERR_VALUE_TOO_LARGE:
+      return "MPI_ERR_VALUE_TOO_LARGE: value too large for its output";
+    case MPI_ERR_UNSUPPORTED_OPERATION:
+      return "MPI_ERR_UNSUPPORTED_OPERATION: operation not supported";
+    case MPI_ERR_ERRHANDLER:
+      return "MPI_ERR_ERRHANDLER: invalid error handler";
+    default:
+      return nullptr;
   }
 }
 
+// User classes and codes: entry k is the value kUserBase + k.
+constexpr int kUserBase = MPI_ERR_LASTCODE + 1;
+struct UserError {
+  int cls;  // its own value for a class
+  bool removed = false;
+  std::string text;
+};
+std::vector<UserError> gUser;  // under gMu
+int gLastUsed = MPI_ERR_LASTCODE;
+
+UserError* userError(int code) {
+  if (code < kUserBase || code - kUserBase >= static_cast<int>(gUser.size())) return nullptr;
+  UserError* u = &gUser[code - kUserBase];
+  return u->removed ? nullptr : u;
+}
+
 int makeCode(int cls, const char* fn, const char* reason) {
+  if (cls >= kUserBase) return cls;  // a user class carries no message of ours
   std::lock_guard<std::mutex> lock(gMu);
   gSerial = (gSerial % 0xfffff) + 1;
   int code = cls | (gSerial << 8);
@@ -114,7 +168,40 @@ std::string whoAmI() {
   return "process " + std::to_string(getpid()) + " (before MPI_Init)";
 }
 
-int errorClassOf(int code) { return code < 0 ? MPI_ERR_UNKNOWN : (code & 0xff); }
+int errorClassOf(int code) {
+  if (code >= kUserBase) {
+    std::lock_guard<std::mutex> lock(gMu);
+    const UserError* u = userError(code);
+    return u ? u->cls : MPI_ERR_UNKNOWN;
+  }
+  return code < 0 ? MPI_ERR_UNKNOWN : (code & 0xff);
+}
+
+bool validErrorCode(int code) {
+  if (code >= kUserBase) {
+    std::lock_guard<std::mutex> lock(gMu);
+    return userError(code) != nullptr;
+  }
+  return code >= 0 && (code & 0xff) <= MPI_ERR_ERRHANDLER && className(code & 0xff) != nullptr;
+}
+
+int& lastUsedErrorCode() { return gLastUsed; }
+
+// The text MPI_Error_string gives for `code`; false when it is no code.
+bool textOf(int code, char* out) {
+  if (code >= kUserBase) {
+    std::lock_guard<std::mutex> lock(gMu);
+    const UserError* u = userError(code);
+    if (!u) return false;
+    snprintf(out, MPI_MAX_ERROR_STRING, "%s", u->text.c_str());
+    return true;
+  }
+  if (lookupText(code, out)) return true;
+  const char* n = code < 0 ? nullptr : className(errorClassOf(code));
+  if (!n) return false;
+  snprintf(out, MPI_MAX_ERROR_STRING, "%s", n);
+  return true;
+}
 
 int dispatch(MPI_Comm comm, int code) {
   rt::Comm* c = rt::comm(comm);
@@ -128,7 +215,8 @@ int dispatch(MPI_Comm comm, int code) {
     return code;
   }
   char text[MPI_MAX_ERROR_STRING];
-  if (!lookupText(code, text)) snprintf(text, sizeof text, "%s", className(errorClassOf(code)));
+  if (!textOf(code, text)) snprintf(text, sizeof text, "error code %d, which is no MPI error code", code);
+  if (!text[0]) snprintf(text, sizeof text, "user error code %d (class %d)", code, errorClassOf(code));
   const std::string who = whoAmI();
   fprintf(stderr, "shmcoll: %s: %s\nshmcoll: %s: MPI_ERRORS_ARE_FATAL on %s: ending the job\n", who.c_str(), text,
           who.c_str(), c ? c->name.empty() ? "a communicator" : c->name.c_str() : "an invalid communicator");
@@ -169,25 +257,76 @@ int raisef(MPI_Comm comm, const char* fn, int cls, const char* fmt, ...) {
 namespace shmcoll::api::impl {
 
 int errorClass(Call& call, int errorcode, int* errorclass) {
-  const int cls = errorClassOf(errorcode);
-  if (cls > MPI_ERR_ERRHANDLER || errorcode < 0)
+  if (!validErrorCode(errorcode))
     return check::fail(call, MPI_ERR_ARG, "errorcode = %d is not an error code", errorcode);
-  *errorclass = cls;
+  *errorclass = errorClassOf(errorcode);
   return MPI_SUCCESS;
 }
 
 int errorString(Call& call, int errorcode, char* string, int* resultlen) {
   char text[MPI_MAX_ERROR_STRING];
-  if (!lookupText(errorcode, text)) {
-    const char* n = className(errorClassOf(errorcode));
-    if (!n || errorcode < 0) return check::fail(call, MPI_ERR_ARG, "errorcode = %d is not an error code", errorcode);
-    snprintf(text, sizeof text, "%s", n);
-  }
+  if (!textOf(errorcode, text)) return check::fail(call, MPI_ERR_ARG, "errorcode = %d is not an error code", errorcode);
   size_t len = strnlen(text, MPI_MAX_ERROR_STRING - 1);
   memcpy(string, text, len);
   string[len] = '\0';
   *resultlen = static_cast<int>(len);
   return MPI_SUCCESS;
+}
+
+// ---- user error classes, codes and strings ----------------------------------------
+
+int addErrorClass(Call&, int* errorclass) {
+  std::lock_guard<std::mutex> lock(gMu);
+  const int v = kUserBase + static_cast<int>(gUser.size());
+  gUser.push_back(UserError{v, false, {}});
+  gLastUsed = v;
+  *errorclass = v;
+  return MPI_SUCCESS;
+}
+
+int addErrorCode(Call& call, int errorclass, int* errorcode) {
+  bool ok;
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    const UserError* u = userError(errorclass);
+    ok = errorclass >= kUserBase ? u && u->cls == errorclass
+                                 : errorclass > 0 && errorclass <= MPI_ERR_ERRHANDLER && className(errorclass);
+    if (ok) {
+      const int v = kUserBase + static_cast<int>(gUser.size());
+      gUser.push_back(UserError{errorclass, false, {}});
+      gLastUsed = v;
+      *errorcode = v;
+    }
+  }
+  if (!ok)
+    return check::fail(call, MPI_ERR_ARG,
+                       "errorclass = %d is not an error class (predefined, or added by "
+                       "MPI_Add_error_class)",
+                       errorclass);
+  return MPI_SUCCESS;
+}
+
+int addErrorString(Call& call, int errorcode, const char* string) {
+  const size_t len = strnlen(string, MPI_MAX_ERROR_STRING);
+  if (len >= MPI_MAX_ERROR_STRING)
+    return check::fail(call, MPI_ERR_ARG, "string is longer than MPI_MAX_ERROR_STRING - 1 = %d characters",
+                       MPI_MAX_ERROR_STRING - 1);
+  if (errorcode < kUserBase)
+    return check::fail(call, MPI_ERR_ARG,
+                       "errorcode = %d is not a class or code added by MPI_Add_error_class or "
+                       "MPI_Add_error_code (a predefined one's string cannot change)",
+                       errorcode);
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    if (UserError* u = userError(errorcode)) {
+      u->text.assign(string, len);
+      return MPI_SUCCESS;
+    }
+  }
+  return check::fail(call, MPI_ERR_ARG,
+                     "errorcode = %d is not a class or code added by MPI_Add_error_class or "
+                     "MPI_Add_error_code",
+                     errorcode);
 }
 
 int commSetErrhandler(Call& call, rt::Comm* c, MPI_Errhandler errhandler) {

@@ -19,18 +19,31 @@ struct DoneRequest final : p2p::Request {
   DoneRequest() : Request(Kind::kOther) { done = true; }
 };
 
+// A generalized request (MPI_Grequest_start): done when the user calls
+// MPI_Grequest_complete; its callbacks fill the status, free the user's state
+// and cancel (request.cc calls them where the standard says).
+struct GRequest final : p2p::Request {
+  GRequest() : Request(Kind::kOther) {}
+  MPI_Grequest_query_function* query = nullptr;
+  MPI_Grequest_free_function* free = nullptr;
+  MPI_Grequest_cancel_function* cancel = nullptr;
+  void* extra = nullptr;
+};
+
 struct RequestEntry {
   RequestEntry() = default;
   RequestEntry(p2p::Request* op, MPI_Comm comm, const char* what) : op(op), comm(comm), what(what), live(true) {}
 
   p2p::Request* op = nullptr;  // the running operation; nullptr: an inactive persistent request
   MPI_Comm comm = MPI_COMM_NULL;
-  const char* what = "";       // the function that made it (for error messages)
+  const char* what = "";  // the function that made it (for error messages)
   bool persistent = false;
   bool collective = false;               // a persistent collective (coll_persistent.cc)
   bool starting = false;                 // MPI_Startall: seen earlier in the array being checked
   std::function<p2p::Request*()> start;  // persistent: starts one instance
   const dt::Type* heldType = nullptr;    // persistent: a datatype reference held until MPI_Request_free
+  GRequest* grequest = nullptr;          // op, when it is a generalized request
+  bool freedByUser = false;              // a generalized request MPI_Request_free let go before it completed
   bool live = false;
 };
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <type_traits>
 
-#include "runtime/types.h"
 #include "api/check.h"
 #include "dt/datatype.h"
+#include "runtime/types.h"
 
 namespace shmcoll::api::impl {
 
@@ -191,6 +191,38 @@ template <class C>
 int getElements(Call&, const MPI_Status* status, const dt::Type* t, C* count) {
   const MPI_Count e = elementsOf(status, t);
   *count = (e < 0 || e > std::numeric_limits<C>::max()) ? MPI_UNDEFINED : static_cast<C>(e);
+  return MPI_SUCCESS;
+}
+
+// Makes the status say `count` basic elements of `t` arrived: the bytes of the
+// shortest prefix of the packed stream of `t`, repeated, that holds that many
+// (so MPI_Get_elements reads `count` back and MPI_Get_count the whole
+// elements of `t` in it).
+template <class C>
+int statusSetElements(Call& call, MPI_Status* status, const dt::Type* t, C count) {
+  if (count == 0) {
+    status->shmcoll_count_ = 0;
+    return MPI_SUCCESS;
+  }
+  if (t->elements == 0)
+    return check::fail(call, MPI_ERR_TYPE, "datatype = %s holds no basic elements, so count = %lld cannot be set",
+                       t->name.c_str(), static_cast<long long>(count));
+  const uint64_t n = static_cast<uint64_t>(count);
+  const uint64_t whole = n / t->elements, rest = n % t->elements;
+  if (whole > static_cast<uint64_t>(std::numeric_limits<MPI_Count>::max()) / t->size)
+    return check::fail(call, MPI_ERR_COUNT, "count = %lld elements of %s exceed the largest MPI_Count bytes",
+                       static_cast<long long>(count), t->name.c_str());
+  // The shortest b < t->size whose prefix holds `rest` elements (elementsIn grows with b).
+  uint64_t lo = 0, hi = rest ? t->size : 0;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    bool exact;
+    if (dt::elementsIn(t, mid, &exact) >= rest)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  status->shmcoll_count_ = static_cast<MPI_Count>(whole * t->size + lo);
   return MPI_SUCCESS;
 }
 
