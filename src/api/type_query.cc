@@ -194,6 +194,36 @@ int getElements(Call&, const MPI_Status* status, const dt::Type* t, C* count) {
   return MPI_SUCCESS;
 }
 
+// The predefined MPI_MINLOC/MPI_MAXLOC pair type of (value, index), the C
+// ones of the standard's list; MPI_DATATYPE_NULL for any other pair.
+int typeGetValueIndex(Call&, const dt::Type* value, const dt::Type* index, MPI_Datatype* pair) {
+  *pair = MPI_DATATYPE_NULL;
+  if (!value->builtin || !index->builtin || index->handle != MPI_INT) return MPI_SUCCESS;
+  switch (value->handle) {
+    case MPI_FLOAT:
+      *pair = MPI_FLOAT_INT;
+      break;
+    case MPI_DOUBLE:
+      *pair = MPI_DOUBLE_INT;
+      break;
+    case MPI_LONG:
+      *pair = MPI_LONG_INT;
+      break;
+    case MPI_INT:
+      *pair = MPI_2INT;
+      break;
+    case MPI_SHORT:
+      *pair = MPI_SHORT_INT;
+      break;
+    case MPI_LONG_DOUBLE:
+      *pair = MPI_LONG_DOUBLE_INT;
+      break;
+    default:
+      break;
+  }
+  return MPI_SUCCESS;
+}
+
 // Makes the status say `count` basic elements of `t` arrived: the bytes of the
 // shortest prefix of the packed stream of `t`, repeated, that holds that many
 // (so MPI_Get_elements reads `count` back and MPI_Get_count the whole

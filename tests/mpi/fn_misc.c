@@ -21,7 +21,11 @@
  *    exactly once after it, free_fn at MPI_Grequest_complete when
  *    MPI_Request_free came first, cancel_fn told whether the request is
  *    complete, the status query_fn fills as MPI_Wait/Waitall/Testany return
- *    it, mixed with point-to-point requests, and query_fn's error code.
+ *    it, mixed with point-to-point requests, and query_fn's error code;
+ *  - MPI_Isendrecv and MPI_Isendrecv_replace (MPI-4; not in Open MPI 4.1)
+ *    around a ring with a strided type, with MPI_PROC_NULL, MPI_ANY_SOURCE and
+ *    MPI_Request_free; MPI_Comm_dup_with_info keeps the hints given;
+ *    MPI_Type_get_value_index (MPI-4.1; shmcoll only here).
  * Where the standard leaves a choice (the error class of a bad range, the
  * string of a class without one), shmcoll's is checked exactly and the other
  * libraries only loosely.
@@ -517,6 +521,78 @@ static void grequests(void) {
   }
 }
 
+/* ---- MPI_Isendrecv(_replace), MPI_Comm_dup_with_info, MPI_Type_get_value_index -- */
+
+static void isendrecv(void) {
+#if MPI_VERSION >= 4
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  MPI_Datatype vec; /* every second int of 8 */
+  OK(MPI_Type_vector(4, 1, 2, MPI_INT, &vec));
+  OK(MPI_Type_commit(&vec));
+  int out[8], in[8], buf[8];
+  MPI_Request r;
+  MPI_Status st;
+  int n = -1;
+  for (int i = 0; i < 8; ++i) {
+    out[i] = rank * 100 + i;
+    in[i] = -1;
+    buf[i] = rank * 1000 + i;
+  }
+  OK(MPI_Isendrecv(out, 1, vec, right, 7, in, 4, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &r));
+  OK(MPI_Wait(&r, &st));
+  OK(MPI_Get_count(&st, MPI_INT, &n));
+#ifndef MPICH /* MPICH (4.0) leaves the status of an MPI_Isendrecv as it was: checked elsewhere only */
+  CHECK(r == MPI_REQUEST_NULL && st.MPI_SOURCE == left && st.MPI_TAG == 7 && n == 4,
+        "MPI_Isendrecv: source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, n);
+#endif
+  for (int i = 0; i < 4; ++i) CHECK(in[i] == left * 100 + 2 * i, "MPI_Isendrecv: in[%d] = %d", i, in[i]);
+  CHECK(in[4] == -1, "MPI_Isendrecv wrote past its count");
+  /* replace: the strided ints go right, the left neighbour's land in the same places */
+  OK(MPI_Isendrecv_replace(buf, 1, vec, right, 8, left, 8, MPI_COMM_WORLD, &r));
+  OK(MPI_Wait(&r, &st));
+  for (int i = 0; i < 8; ++i)
+    CHECK(buf[i] == (i % 2 ? rank : left) * 1000 + i, "MPI_Isendrecv_replace: buf[%d] = %d", i, buf[i]);
+  /* MPI_PROC_NULL on both sides: complete at once, the status says MPI_PROC_NULL */
+  OK(MPI_Isendrecv(out, 1, MPI_INT, MPI_PROC_NULL, 0, in, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &r));
+  OK(MPI_Wait(&r, &st));
+#ifndef MPICH
+  CHECK(st.MPI_SOURCE == MPI_PROC_NULL, "MPI_Isendrecv from MPI_PROC_NULL: source %d", st.MPI_SOURCE);
+#endif
+  /* a freed request still moves its data: the matching receive completes */
+  OK(MPI_Isendrecv(out, 2, MPI_INT, right, 9, in, 2, MPI_INT, left, 9, MPI_COMM_WORLD, &r));
+  OK(MPI_Request_free(&r));
+  OK(MPI_Barrier(MPI_COMM_WORLD));
+  OK(MPI_Sendrecv(out, 1, MPI_INT, right, 10, in + 4, 1, MPI_INT, left, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  CHECK(in[4] == left * 100, "the exchange after a freed MPI_Isendrecv: %d", in[4]);
+  OK(MPI_Type_free(&vec));
+#endif
+  MPI_Info info;
+  MPI_Comm dup;
+  OK(MPI_Info_create(&info));
+  OK(MPI_Info_set(info, "mpi_assert_no_any_tag", "true"));
+  OK(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &dup));
+  OK(MPI_Info_free(&info));
+  OK(MPI_Comm_get_info(dup, &info));
+  char v[MPI_MAX_INFO_VAL + 1];
+  int flag = 0;
+  OK(MPI_Info_get(info, "mpi_assert_no_any_tag", MPI_MAX_INFO_VAL, v, &flag));
+  /* (a library may drop a hint it does not act on: checked exactly under shmcoll) */
+  if (EXACT) CHECK(flag && !strcmp(v, "true"), "MPI_Comm_dup_with_info lost the hint: flag %d", flag);
+  OK(MPI_Info_free(&info));
+  OK(MPI_Comm_free(&dup));
+#if defined(SHMCOLL) || MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+  MPI_Datatype pair;
+  OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &pair));
+  CHECK(pair == MPI_DOUBLE_INT, "MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT)");
+  OK(MPI_Type_get_value_index(MPI_SHORT, MPI_INT, &pair));
+  CHECK(pair == MPI_SHORT_INT, "MPI_Type_get_value_index(MPI_SHORT, MPI_INT)");
+  OK(MPI_Type_get_value_index(MPI_INT, MPI_INT, &pair));
+  CHECK(pair == MPI_2INT, "MPI_Type_get_value_index(MPI_INT, MPI_INT)");
+  OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_LONG, &pair));
+  CHECK(pair == MPI_DATATYPE_NULL, "MPI_Type_get_value_index(MPI_DOUBLE, MPI_LONG) is not MPI_DATATYPE_NULL");
+#endif
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -527,6 +603,7 @@ int main(int argc, char **argv) {
   statuses();
   errorCodes();
   grequests();
+  isendrecv();
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("fn_misc: %d ranks, %ld checks passed\n", size, nchecks);
   MPI_Finalize();
