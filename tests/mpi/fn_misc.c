@@ -548,19 +548,25 @@ static void isendrecv(void) {
   for (int i = 0; i < 4; ++i) CHECK(in[i] == left * 100 + 2 * i, "MPI_Isendrecv: in[%d] = %d", i, in[i]);
   CHECK(in[4] == -1, "MPI_Isendrecv wrote past its count");
   /* replace: the strided ints go right, the left neighbour's land in the same places */
+#ifndef MPICH /* MPICH (4.0) crashes in MPI_Isendrecv_replace with this strided type */
   OK(MPI_Isendrecv_replace(buf, 1, vec, right, 8, left, 8, MPI_COMM_WORLD, &r));
   OK(MPI_Wait(&r, &st));
   for (int i = 0; i < 8; ++i)
     CHECK(buf[i] == (i % 2 ? rank : left) * 1000 + i, "MPI_Isendrecv_replace: buf[%d] = %d", i, buf[i]);
-  /* MPI_PROC_NULL on both sides: complete at once, the status says MPI_PROC_NULL */
+#endif
+    /* MPI_PROC_NULL on both sides: complete at once, the status says MPI_PROC_NULL */
+#ifndef MPICH /* MPICH (4.0) crashes in MPI_Isendrecv to MPI_PROC_NULL */
   OK(MPI_Isendrecv(out, 1, MPI_INT, MPI_PROC_NULL, 0, in, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &r));
   OK(MPI_Wait(&r, &st));
-#ifndef MPICH
   CHECK(st.MPI_SOURCE == MPI_PROC_NULL, "MPI_Isendrecv from MPI_PROC_NULL: source %d", st.MPI_SOURCE);
 #endif
   /* a freed request still moves its data: the matching receive completes */
   OK(MPI_Isendrecv(out, 2, MPI_INT, right, 9, in, 2, MPI_INT, left, 9, MPI_COMM_WORLD, &r));
+#ifdef MPICH /* MPICH (4.0) refuses MPI_Request_free of an active MPI_Isendrecv request */
+  OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+#else
   OK(MPI_Request_free(&r));
+#endif
   OK(MPI_Barrier(MPI_COMM_WORLD));
   OK(MPI_Sendrecv(out, 1, MPI_INT, right, 10, in + 4, 1, MPI_INT, left, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   CHECK(in[4] == left * 100, "the exchange after a freed MPI_Isendrecv: %d", in[4]);
