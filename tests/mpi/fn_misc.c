@@ -570,7 +570,9 @@ static void isendrecv(void) {
   OK(MPI_Barrier(MPI_COMM_WORLD));
   OK(MPI_Sendrecv(out, 1, MPI_INT, right, 10, in + 4, 1, MPI_INT, left, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   CHECK(in[4] == left * 100, "the exchange after a freed MPI_Isendrecv: %d", in[4]);
+#ifndef MPICH /* MPICH (4.0) fails an assertion on the datatype's reference count here after MPI_Isendrecv */
   OK(MPI_Type_free(&vec));
+#endif
 #endif
   MPI_Info info;
   MPI_Comm dup;
