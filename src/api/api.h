@@ -50,6 +50,9 @@ bool validErrorCode(int code);
 // added, MPI_ERR_LASTCODE before any.
 int& lastUsedErrorCode();
 int dispatch(MPI_Comm comm, int code);
+// Hands `code` to the error handler `h` of the object `handle` (a
+// communicator or a session; `what` names it in the fatal message).
+int dispatchTo(MPI_Errhandler h, int handle, const char* what, int code);
 
 // Stores `value` in the output argument *out and succeeds (the queries).
 template <class T, class V>

@@ -263,24 +263,29 @@ bool textOf(int code, char* out) {
   return true;
 }
 
-int dispatch(MPI_Comm comm, int code) {
-  rt::Comm* c = rt::comm(comm);
-  MPI_Errhandler h = c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
-  if (!c && rt::comm(MPI_COMM_WORLD) && active()) h = rt::comm(MPI_COMM_WORLD)->errhandler;
+int dispatchTo(MPI_Errhandler h, int handle, const char* what, int code) {
   if (h == MPI_ERRORS_RETURN) return code;
   if (rt::Errhandler* e = rt::userErrhandler(h)) {
-    MPI_Comm cc = comm;
+    int object = handle;  // an MPI_Comm or an MPI_Session: both are ints
     int ec = code;
-    e->fn(&cc, &ec);
+    e->fn(&object, &ec);
     return code;
   }
   char text[MPI_MAX_ERROR_STRING];
   if (!textOf(code, text)) snprintf(text, sizeof text, "error code %d, which is no MPI error code", code);
   if (!text[0]) snprintf(text, sizeof text, "user error code %d (class %d)", code, errorClassOf(code));
   const std::string who = whoAmI();
-  fprintf(stderr, "shmcoll: %s: %s\nshmcoll: %s: MPI_ERRORS_ARE_FATAL on %s: ending the job\n", who.c_str(), text,
-          who.c_str(), c ? c->name.empty() ? "a communicator" : c->name.c_str() : "an invalid communicator");
+  fprintf(stderr, "shmcoll: %s: %s\nshmcoll: %s: %s on %s: ending the job\n", who.c_str(), text, who.c_str(),
+          h == MPI_ERRORS_ABORT ? "MPI_ERRORS_ABORT" : "MPI_ERRORS_ARE_FATAL", what);
   rt::abortJob(errorClassOf(code), segment::kAbortFatal);
+}
+
+int dispatch(MPI_Comm comm, int code) {
+  rt::Comm* c = rt::comm(comm);
+  MPI_Errhandler h = c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
+  if (!c && rt::comm(MPI_COMM_WORLD) && active()) h = rt::comm(MPI_COMM_WORLD)->errhandler;
+  return dispatchTo(h, comm, c ? c->name.empty() ? "a communicator" : c->name.c_str() : "an invalid communicator",
+                    code);
 }
 
 int makeErrorCode(int cls, const char* fn, const char* fmt, ...) {
