@@ -129,6 +129,11 @@ int sessionInit(Call& call, rt::Info* info, MPI_Errhandler errhandler, MPI_Sessi
     const int level = threadLevelOf(*v);
     if (level >= 0) required = level;  // (an unknown value is a hint the library ignores)
   }
+  if (rt::ctx().finalized)  // (raised on the handler given, as the standard says for this call)
+    return dispatchTo(errhandler, MPI_SESSION_NULL, "a session being initialized",
+                      makeErrorCode(MPI_ERR_SESSION, call.fn,
+                                    "the runtime has ended (MPI_Finalize, or the last MPI_Session_finalize, ran with "
+                                    "no session open) and cannot start again in this process"));
   int provided = MPI_THREAD_SINGLE;
   SHMCOLL_CHECK(startForSession(call, required, &provided));
   uint32_t i = 0;

@@ -16,7 +16,10 @@
  *  - MPI_Init while the session lives, the world model beside it, a second
  *    session, MPI_Finalize, and the session's communicator still working
  *    after it (as the standard allows), then both sessions finalized;
- *  - MPI_Session_c2f / MPI_Session_f2c.
+ *  - MPI_Session_c2f / MPI_Session_f2c;
+ *  - with the argument "only", a program of sessions alone (no MPI_Init);
+ *  - under shmcoll, MPI_Session_init once everything has ended fails with
+ *    MPI_ERR_SESSION on the handler it was given (the runtime cannot restart).
  */
 #include <mpi.h>
 #include <stdarg.h>
@@ -106,11 +109,32 @@ static void exercise(MPI_Comm c, const char *what) {
         "%s: ring gave %d %d %d %d from %d", what, in[0], in[1], in[2], in[3], st.MPI_SOURCE);
 }
 
+/* "only": a program of the session model alone, never calling MPI_Init. */
+static int sessionOnly(void) {
+  MPI_Session s;
+  MPI_Info info;
+  int flag = -1;
+  OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
+  OK(MPI_Session_get_pset_info(s, "mpi://WORLD", &info));
+  size = infoInt(info, "mpi_size");
+  OK(MPI_Info_free(&info));
+  MPI_Comm c = commFrom(s, "mpi://WORLD", "org.example.sessions.only", size);
+  MPI_Comm_rank(c, &rank);
+  exercise(c, "a session-only world");
+  OK(MPI_Comm_free(&c));
+  OK(MPI_Session_finalize(&s));
+  OK(MPI_Initialized(&flag));
+  CHECK(flag == 0, "MPI_Initialized is %d in a session-only program", flag);
+  if (rank == 0) printf("sessions (session model only): %d ranks, %ld checks passed\n", size, nchecks);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int flag = -1;
   MPI_Info info;
   MPI_Session s1, s2;
   MPI_Errhandler eh;
+  if (argc > 1 && !strcmp(argv[1], "only")) return sessionOnly();
 
   /* ---- a session before MPI_Init ---- */
   OK(MPI_Info_create(&info));
@@ -222,6 +246,13 @@ int main(int argc, char **argv) {
   OK(MPI_Session_finalize(&s2));
   CHECK(s2 == MPI_SESSION_NULL, "MPI_Session_finalize left the handle");
   OK(MPI_Session_finalize(&s1));
+  if (EXACT) { /* shmcoll cannot start its runtime again once both models have ended: it says so */
+    MPI_Session s3 = MPI_SESSION_NULL;
+    const int rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s3);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_SESSION && s3 == MPI_SESSION_NULL, "MPI_Session_init after the end: class %d", cls);
+  }
   if (rank == 0) printf("sessions: %d ranks, %ld checks passed\n", size, nchecks);
   return 0;
 }
