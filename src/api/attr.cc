@@ -20,12 +20,12 @@
 //   MPI_UNIVERSE_SIZE   the job size: shmrun cannot add processes later
 //   MPI_APPNUM          0: one program per job
 //   MPI_LASTUSEDCODE    the largest user error class or code (MPI_ERR_LASTCODE before any)
-#include "api/attr.h"
-
 #include <climits>
 #include <cstring>
 #include <vector>
 
+#include "runtime/types.h"
+#include "api/attr.h"
 #include "api/check.h"
 #include "api/request.h"
 #include "coll/coll.h"
@@ -34,7 +34,6 @@
 #include "runtime/comm.h"
 #include "runtime/context.h"
 #include "runtime/idup.h"
-#include "runtime/types.h"
 
 namespace shmcoll::api {
 
@@ -46,22 +45,14 @@ namespace {
 
 const char* predefinedName(int key) {
   switch (key) {
-    case MPI_TAG_UB:
-      return "MPI_TAG_UB";
-    case MPI_HOST:
-      return "MPI_HOST";
-    case MPI_IO:
-      return "MPI_IO";
-    case MPI_WTIME_IS_GLOBAL:
-      return "MPI_WTIME_IS_GLOBAL";
-    case MPI_UNIVERSE_SIZE:
-      return "MPI_UNIVERSE_SIZE";
-    case MPI_APPNUM:
-      return "MPI_APPNUM";
-    case MPI_LASTUSEDCODE:
-      return "MPI_LASTUSEDCODE";
-    default:
-      return nullptr;
+    case MPI_TAG_UB: return "MPI_TAG_UB";
+    case MPI_HOST: return "MPI_HOST";
+    case MPI_IO: return "MPI_IO";
+    case MPI_WTIME_IS_GLOBAL: return "MPI_WTIME_IS_GLOBAL";
+    case MPI_UNIVERSE_SIZE: return "MPI_UNIVERSE_SIZE";
+    case MPI_APPNUM: return "MPI_APPNUM";
+    case MPI_LASTUSEDCODE: return "MPI_LASTUSEDCODE";
+    default: return nullptr;
   }
 }
 
@@ -70,25 +61,18 @@ const char* predefinedName(int key) {
 int* predefinedValue(int key) {
   static int tagUb = INT_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtimeIsGlobal = 1, appnum = 0;
   switch (key) {
-    case MPI_TAG_UB:
-      return &tagUb;
-    case MPI_HOST:
-      return &host;
-    case MPI_IO:
-      return &io;
-    case MPI_WTIME_IS_GLOBAL:
-      return &wtimeIsGlobal;
+    case MPI_TAG_UB: return &tagUb;
+    case MPI_HOST: return &host;
+    case MPI_IO: return &io;
+    case MPI_WTIME_IS_GLOBAL: return &wtimeIsGlobal;
     case MPI_UNIVERSE_SIZE: {
       // (Set at the first query, which comes after MPI_Init: the job's size never changes.)
       static int universe = static_cast<int>(rt::ctx().eng.size);
       return &universe;
     }
-    case MPI_APPNUM:
-      return &appnum;
-    case MPI_LASTUSEDCODE:
-      return &api::lastUsedErrorCode();
-    default:
-      return nullptr;
+    case MPI_APPNUM: return &appnum;
+    case MPI_LASTUSEDCODE: return &api::lastUsedErrorCode();
+    default: return nullptr;
   }
 }
 
@@ -120,8 +104,8 @@ int callbackFailure(MPI_Comm errComm, const char* fn, const char* which, int kv,
   const int cls = api::errorClassOf(code);
   const bool mpiCode = code > 0 && api::validErrorCode(code);
   if (mpiCode && code == cls)
-    return api::raisef(errComm, fn, cls, "the %s callback of keyval %#x returned %d", which, static_cast<unsigned>(kv),
-                       code);
+    return api::raisef(errComm, fn, cls, "the %s callback of keyval %#x returned %d", which,
+                       static_cast<unsigned>(kv), code);
   if (mpiCode) return api::dispatch(errComm, code);
   return api::raisef(errComm, fn, MPI_ERR_OTHER, "the %s callback of keyval %#x returned %d, not an MPI error code",
                      which, static_cast<unsigned>(kv), code);
@@ -286,7 +270,7 @@ int completeDup(MPI_Comm comm, rt::Comm* nc, rt::Info hints, const char* fn, MPI
   }
   int ignored = 0;
   rt::deleteAllAttrs(AttrKind::kComm, nc->handle, false, &ignored);  // the dup failed anyway
-  rt::freeComm(nc);                                                  // collective over nc: every member is here
+  rt::freeComm(nc);  // collective over nc: every member is here
   *newcomm = MPI_COMM_NULL;
   if (code) return callbackFailure(comm, fn, "copy", failedKey, code);
   return raisef(comm, fn, MPI_ERR_OTHER,

@@ -1,13 +1,12 @@
 // Groups: size, rank, inclusion and exclusion (by rank lists and by ranges),
-// rank translation, comparison, MPI_Group_free.  Local objects (runtime/comm.cc keeps them): none of these
-// needs MPI_Init.  The generated entry points have checked the group handles
-// and the output arguments.
-#include "api/group.h"
-
+// rank translation, comparison, MPI_Group_free.  Local objects
+// (runtime/comm.cc keeps them): none of these needs MPI_Init.  The generated
+// entry points have checked the group handles and the output arguments.
 #include <algorithm>
 #include <vector>
 
 #include "api/check.h"
+#include "api/group.h"
 #include "runtime/comm.h"
 #include "runtime/context.h"
 

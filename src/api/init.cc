@@ -142,9 +142,9 @@ int getVersion(Call&, int* version, int* subversion) {
 }
 
 int getLibraryVersion(Call&, char* version, int* resultlen) {
-  int n =
-      snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "shmcoll %s (shared-memory single-node MPI subset, MPI %d.%d)",
-               SHMCOLL_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
+  int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                   "shmcoll %s (shared-memory single-node MPI subset, MPI %d.%d)", SHMCOLL_VERSION_STRING,
+                   MPI_VERSION, MPI_SUBVERSION);
   *resultlen = n < MPI_MAX_LIBRARY_VERSION_STRING ? n : MPI_MAX_LIBRARY_VERSION_STRING - 1;
   return MPI_SUCCESS;
 }

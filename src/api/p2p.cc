@@ -299,7 +299,8 @@ bool probeReady(void* a) {
 }
 
 // The four probes: blocking or not (flag), matched or not (message).
-int probeAny(const Call& call, int source, int tag, rt::Comm* c, int* flag, MPI_Message* message, MPI_Status* status) {
+int probeAny(const Call& call, int source, int tag, rt::Comm* c, int* flag, MPI_Message* message,
+             MPI_Status* status) {
   if (source == MPI_PROC_NULL) {
     if (flag) *flag = 1;
     if (message) *message = MPI_MESSAGE_NO_PROC;

@@ -36,7 +36,7 @@ struct RequestEntry {
 
   p2p::Request* op = nullptr;  // the running operation; nullptr: an inactive persistent request
   MPI_Comm comm = MPI_COMM_NULL;
-  const char* what = "";  // the function that made it (for error messages)
+  const char* what = "";       // the function that made it (for error messages)
   bool persistent = false;
   bool collective = false;               // a persistent collective (coll_persistent.cc)
   bool starting = false;                 // MPI_Startall: seen earlier in the array being checked

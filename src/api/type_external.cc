@@ -46,23 +46,18 @@ constexpr Component kLd{16, 16, Kind::kLongDouble};
 
 Layout layoutOf(int handle) {
   switch (handle) {
-    case MPI_WCHAR:
-      return Layout{1, {{4, 2, Kind::kUnsigned}, {}}};
-    case MPI_LONG:
-      return Layout{1, {{8, 4, Kind::kSigned}, {}}};
-    case MPI_UNSIGNED_LONG:
-      return Layout{1, {{8, 4, Kind::kUnsigned}, {}}};
+    case MPI_WCHAR: return Layout{1, {{4, 2, Kind::kUnsigned}, {}}};
+    case MPI_LONG: return Layout{1, {{8, 4, Kind::kSigned}, {}}};
+    case MPI_UNSIGNED_LONG: return Layout{1, {{8, 4, Kind::kUnsigned}, {}}};
     case MPI_SHORT:
     case MPI_UNSIGNED_SHORT:
     case MPI_INT16_T:
-    case MPI_UINT16_T:
-      return raw(2);
+    case MPI_UINT16_T: return raw(2);
     case MPI_INT:
     case MPI_UNSIGNED:
     case MPI_INT32_T:
     case MPI_UINT32_T:
-    case MPI_FLOAT:
-      return raw(4);
+    case MPI_FLOAT: return raw(4);
     case MPI_LONG_LONG_INT:
     case MPI_UNSIGNED_LONG_LONG:
     case MPI_INT64_T:
@@ -70,29 +65,20 @@ Layout layoutOf(int handle) {
     case MPI_DOUBLE:
     case MPI_AINT:
     case MPI_OFFSET:
-    case MPI_COUNT:
-      return raw(8);
-    case MPI_LONG_DOUBLE:
-      return Layout{1, {kLd, {}}};
+    case MPI_COUNT: return raw(8);
+    case MPI_LONG_DOUBLE: return Layout{1, {kLd, {}}};
     case MPI_C_FLOAT_COMPLEX:
     case MPI_CXX_FLOAT_COMPLEX:
     case MPI_FLOAT_INT:
-    case MPI_2INT:
-      return raw2(4, 4);
+    case MPI_2INT: return raw2(4, 4);
     case MPI_C_DOUBLE_COMPLEX:
-    case MPI_CXX_DOUBLE_COMPLEX:
-      return raw2(8, 8);
+    case MPI_CXX_DOUBLE_COMPLEX: return raw2(8, 8);
     case MPI_C_LONG_DOUBLE_COMPLEX:
-    case MPI_CXX_LONG_DOUBLE_COMPLEX:
-      return Layout{2, {kLd, kLd}};
-    case MPI_DOUBLE_INT:
-      return raw2(8, 4);
-    case MPI_LONG_INT:
-      return Layout{2, {{8, 4, Kind::kSigned}, {4, 4, Kind::kRaw}}};
-    case MPI_SHORT_INT:
-      return raw2(2, 4);
-    case MPI_LONG_DOUBLE_INT:
-      return Layout{2, {kLd, {4, 4, Kind::kRaw}}};
+    case MPI_CXX_LONG_DOUBLE_COMPLEX: return Layout{2, {kLd, kLd}};
+    case MPI_DOUBLE_INT: return raw2(8, 4);
+    case MPI_LONG_INT: return Layout{2, {{8, 4, Kind::kSigned}, {4, 4, Kind::kRaw}}};
+    case MPI_SHORT_INT: return raw2(2, 4);
+    case MPI_LONG_DOUBLE_INT: return Layout{2, {kLd, {4, 4, Kind::kRaw}}};
     default:
       return raw(1);  // the one-byte types
   }

@@ -15,9 +15,9 @@
 #include <string>
 #include <type_traits>
 
+#include "runtime/types.h"
 #include "api/check.h"
 #include "dt/datatype.h"
-#include "runtime/types.h"
 
 namespace shmcoll::api::impl {
 
@@ -218,8 +218,7 @@ int typeGetValueIndex(Call&, const dt::Type* value, const dt::Type* index, MPI_D
     case MPI_LONG_DOUBLE:
       *pair = MPI_LONG_DOUBLE_INT;
       break;
-    default:
-      break;
+    default: break;
   }
   return MPI_SUCCESS;
 }

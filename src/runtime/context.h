@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "segment/layout.h"
 #include "transport/world.h"
+#include "segment/layout.h"
 
 namespace shmcoll::rt {
 
