@@ -15,6 +15,7 @@
  *    packed several times) pack to the concatenation of their elements'
  *    external32 bytes, at a position not 0, and unpack into exactly the bytes
  *    the type map covers (holes keep their sentinel);
+ *  - the MPI-4 _c forms (not in Open MPI 4.1);
  *  - external32 bytes travel between ranks as MPI_BYTE and unpack there;
  *  - an unknown data representation, a buffer too small, a position outside
  *    the buffer and a long that external32's 4 bytes cannot hold are errors.
@@ -319,6 +320,19 @@ static void derived(void) {
   CHECK(back[0] == v[0] && back[2] == v[2] && back[4] == v[4] && back[1] == 0x55555555 && back[3] == 0x55555555,
         "vector: unpacked %x %x %x %x %x", back[0], back[1], back[2], back[3], back[4]);
   OK(MPI_Type_free(&vec));
+#if MPI_VERSION >= 4
+  { /* the big-count forms */
+    int in3[3] = {1, -2, 0x7f000001}, out3[3] = {0, 0, 0};
+    MPI_Count cpos = 2, csz = -1;
+    OK(MPI_Pack_external_size_c("external32", 3, MPI_INT, &csz));
+    OK(MPI_Pack_external_c("external32", in3, 3, MPI_INT, buf, sizeof buf, &cpos));
+    n = unhex("00000001 fffffffe 7f000001", exp);
+    CHECK(csz == 12 && cpos == 2 + n && !memcmp(buf + 2, exp, n), "the _c forms: size %lld, position %lld", csz, cpos);
+    cpos = 2;
+    OK(MPI_Unpack_external_c("external32", buf, sizeof buf, &cpos, out3, 3, MPI_INT));
+    CHECK(cpos == 14 && !memcmp(in3, out3, sizeof in3), "MPI_Unpack_external_c: position %lld", cpos);
+  }
+#endif
 #ifdef MPICH
   return;
 #endif
