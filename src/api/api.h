@@ -39,9 +39,20 @@ bool active();
 // Who this process is, for messages ("rank 3"; before MPI_Init "rank 3 (before MPI_Init)").
 std::string whoAmI();
 
-// The class of an error code, and handing a code to a communicator's handler.
+// The class of an error code (a user's code: the class it was added to;
+// MPI_ERR_UNKNOWN for what is no code), and handing a code to a
+// communicator's handler.
 int errorClassOf(int code);
+// MPI_SUCCESS, a predefined class, a code raise() made, or a user class or
+// code (MPI_Add_error_class, MPI_Add_error_code).
+bool validErrorCode(int code);
+// The value of the MPI_LASTUSEDCODE attribute: the largest user class or code
+// added, MPI_ERR_LASTCODE before any.
+int& lastUsedErrorCode();
 int dispatch(MPI_Comm comm, int code);
+// Hands `code` to the error handler `h` of the object `handle` (a
+// communicator or a session; `what` names it in the fatal message).
+int dispatchTo(MPI_Errhandler h, int handle, const char* what, int code);
 
 // Stores `value` in the output argument *out and succeeds (the queries).
 template <class T, class V>

@@ -19,7 +19,7 @@
 //                       processes of the node, and a job never spans nodes
 //   MPI_UNIVERSE_SIZE   the job size: shmrun cannot add processes later
 //   MPI_APPNUM          0: one program per job
-//   MPI_LASTUSEDCODE    MPI_ERR_LASTCODE: no user error classes or codes
+//   MPI_LASTUSEDCODE    the largest user error class or code (MPI_ERR_LASTCODE before any)
 #include <climits>
 #include <cstring>
 #include <vector>
@@ -59,8 +59,7 @@ const char* predefinedName(int key) {
 // The value of a predefined key; the C binding hands out its address, so
 // each lives in static storage for the whole run.
 int* predefinedValue(int key) {
-  static int tagUb = INT_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtimeIsGlobal = 1, appnum = 0,
-             lastUsed = MPI_ERR_LASTCODE;
+  static int tagUb = INT_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtimeIsGlobal = 1, appnum = 0;
   switch (key) {
     case MPI_TAG_UB: return &tagUb;
     case MPI_HOST: return &host;
@@ -72,7 +71,7 @@ int* predefinedValue(int key) {
       return &universe;
     }
     case MPI_APPNUM: return &appnum;
-    case MPI_LASTUSEDCODE: return &lastUsed;
+    case MPI_LASTUSEDCODE: return &api::lastUsedErrorCode();
     default: return nullptr;
   }
 }
@@ -103,7 +102,7 @@ int checkKeyval(const Call& call, const char* arg, int kv, AttrKind kind, bool a
 // A callback returned `code` != MPI_SUCCESS: the error the entry point returns.
 int callbackFailure(MPI_Comm errComm, const char* fn, const char* which, int kv, int code) {
   const int cls = api::errorClassOf(code);
-  const bool mpiCode = code > 0 && cls >= 1 && cls <= MPI_ERR_ERRHANDLER;
+  const bool mpiCode = code > 0 && api::validErrorCode(code);
   if (mpiCode && code == cls)
     return api::raisef(errComm, fn, cls, "the %s callback of keyval %#x returned %d", which,
                        static_cast<unsigned>(kv), code);

@@ -3,7 +3,10 @@
 // An error code is either a bare class (0..MPI_ERR_LASTCODE of the builtin
 // classes) or class | (serial << 8) for a code that carries a message: the
 // last kRing messages are kept, so MPI_Error_string can say which function
-// failed and why.
+// failed and why.  Classes and codes a user adds (MPI_Add_error_class,
+// MPI_Add_error_code) are numbered from MPI_ERR_LASTCODE + 1 up, one table
+// entry each (its class, its string, whether it was removed): above every
+// code of the other two kinds, so a value says at once which kind it is.
 #include <unistd.h>
 
 #include <cstdarg>
@@ -11,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "api/api.h"
 #include "api/check.h"
@@ -60,11 +64,41 @@ const char* className(int cls) {
     case MPI_ERR_IN_STATUS: return "MPI_ERR_IN_STATUS: error code is in status";
     case MPI_ERR_PENDING: return "MPI_ERR_PENDING: pending request";
     case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST: invalid request";
+    case MPI_ERR_ACCESS: return "MPI_ERR_ACCESS: permission denied";
+    case MPI_ERR_AMODE: return "MPI_ERR_AMODE: invalid file access mode";
+    case MPI_ERR_BAD_FILE: return "MPI_ERR_BAD_FILE: invalid file name";
+    case MPI_ERR_CONVERSION: return "MPI_ERR_CONVERSION: data conversion failed";
+    case MPI_ERR_DUP_DATAREP: return "MPI_ERR_DUP_DATAREP: data representation already defined";
+    case MPI_ERR_FILE_EXISTS: return "MPI_ERR_FILE_EXISTS: file exists";
+    case MPI_ERR_FILE_IN_USE: return "MPI_ERR_FILE_IN_USE: file in use";
+    case MPI_ERR_FILE: return "MPI_ERR_FILE: invalid file handle";
     case MPI_ERR_INFO: return "MPI_ERR_INFO: invalid info object";
     case MPI_ERR_INFO_KEY: return "MPI_ERR_INFO_KEY: invalid info key";
     case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE: invalid info value";
     case MPI_ERR_INFO_NOKEY: return "MPI_ERR_INFO_NOKEY: info key not found";
     case MPI_ERR_NO_MEM: return "MPI_ERR_NO_MEM: out of memory";
+    case MPI_ERR_IO: return "MPI_ERR_IO: I/O error";
+    case MPI_ERR_NAME: return "MPI_ERR_NAME: invalid service name";
+    case MPI_ERR_NOT_SAME: return "MPI_ERR_NOT_SAME: arguments differ between processes";
+    case MPI_ERR_NO_SPACE: return "MPI_ERR_NO_SPACE: no space left";
+    case MPI_ERR_NO_SUCH_FILE: return "MPI_ERR_NO_SUCH_FILE: no such file";
+    case MPI_ERR_PORT: return "MPI_ERR_PORT: invalid port name";
+    case MPI_ERR_QUOTA: return "MPI_ERR_QUOTA: quota exceeded";
+    case MPI_ERR_READ_ONLY: return "MPI_ERR_READ_ONLY: read-only file or file system";
+    case MPI_ERR_SERVICE: return "MPI_ERR_SERVICE: invalid service";
+    case MPI_ERR_SPAWN: return "MPI_ERR_SPAWN: could not spawn processes";
+    case MPI_ERR_UNSUPPORTED_DATAREP: return "MPI_ERR_UNSUPPORTED_DATAREP: unsupported data representation";
+    case MPI_ERR_WIN: return "MPI_ERR_WIN: invalid window";
+    case MPI_ERR_BASE: return "MPI_ERR_BASE: invalid base address";
+    case MPI_ERR_LOCKTYPE: return "MPI_ERR_LOCKTYPE: invalid lock type";
+    case MPI_ERR_RMA_CONFLICT: return "MPI_ERR_RMA_CONFLICT: conflicting window accesses";
+    case MPI_ERR_RMA_SYNC: return "MPI_ERR_RMA_SYNC: wrong window synchronization";
+    case MPI_ERR_ASSERT: return "MPI_ERR_ASSERT: invalid assertion";
+    case MPI_ERR_RMA_RANGE: return "MPI_ERR_RMA_RANGE: target memory outside the window";
+    case MPI_ERR_RMA_ATTACH: return "MPI_ERR_RMA_ATTACH: memory cannot be attached";
+    case MPI_ERR_RMA_SHARED: return "MPI_ERR_RMA_SHARED: memory cannot be shared";
+    case MPI_ERR_RMA_FLAVOR: return "MPI_ERR_RMA_FLAVOR: wrong window flavor";
+    case MPI_ERR_SESSION: return "MPI_ERR_SESSION: invalid session";
     case MPI_ERR_KEYVAL: return "MPI_ERR_KEYVAL: invalid key value";
     case MPI_ERR_SIZE: return "MPI_ERR_SIZE: invalid size";
     case MPI_ERR_DISP: return "MPI_ERR_DISP: invalid displacement";
@@ -76,7 +110,24 @@ const char* className(int cls) {
   }
 }
 
+// User classes and codes: entry k is the value kUserBase + k.
+constexpr int kUserBase = MPI_ERR_LASTCODE + 1;
+struct UserError {
+  int cls;  // its own value for a class
+  bool removed = false;
+  std::string text;
+};
+std::vector<UserError> gUser;  // under gMu
+int gLastUsed = MPI_ERR_LASTCODE;
+
+UserError* userError(int code) {
+  if (code < kUserBase || code - kUserBase >= static_cast<int>(gUser.size())) return nullptr;
+  UserError* u = &gUser[code - kUserBase];
+  return u->removed ? nullptr : u;
+}
+
 int makeCode(int cls, const char* fn, const char* reason) {
+  if (cls >= kUserBase) return cls;  // a user class carries no message of ours
   std::lock_guard<std::mutex> lock(gMu);
   gSerial = (gSerial % 0xfffff) + 1;
   int code = cls | (gSerial << 8);
@@ -114,25 +165,64 @@ std::string whoAmI() {
   return "process " + std::to_string(getpid()) + " (before MPI_Init)";
 }
 
-int errorClassOf(int code) { return code < 0 ? MPI_ERR_UNKNOWN : (code & 0xff); }
+int errorClassOf(int code) {
+  if (code >= kUserBase) {
+    std::lock_guard<std::mutex> lock(gMu);
+    const UserError* u = userError(code);
+    return u ? u->cls : MPI_ERR_UNKNOWN;
+  }
+  return code < 0 ? MPI_ERR_UNKNOWN : (code & 0xff);
+}
+
+bool validErrorCode(int code) {
+  if (code >= kUserBase) {
+    std::lock_guard<std::mutex> lock(gMu);
+    return userError(code) != nullptr;
+  }
+  return code >= 0 && (code & 0xff) <= MPI_ERR_ERRHANDLER && className(code & 0xff) != nullptr;
+}
+
+int& lastUsedErrorCode() { return gLastUsed; }
+
+// The text MPI_Error_string gives for `code`; false when it is no code.
+bool textOf(int code, char* out) {
+  if (code >= kUserBase) {
+    std::lock_guard<std::mutex> lock(gMu);
+    const UserError* u = userError(code);
+    if (!u) return false;
+    snprintf(out, MPI_MAX_ERROR_STRING, "%s", u->text.c_str());
+    return true;
+  }
+  if (lookupText(code, out)) return true;
+  const char* n = code < 0 ? nullptr : className(errorClassOf(code));
+  if (!n) return false;
+  snprintf(out, MPI_MAX_ERROR_STRING, "%s", n);
+  return true;
+}
+
+int dispatchTo(MPI_Errhandler h, int handle, const char* what, int code) {
+  if (h == MPI_ERRORS_RETURN) return code;
+  if (rt::Errhandler* e = rt::userErrhandler(h)) {
+    int object = handle;  // an MPI_Comm or an MPI_Session: both are ints
+    int ec = code;
+    e->fn(&object, &ec);
+    return code;
+  }
+  char text[MPI_MAX_ERROR_STRING];
+  if (!textOf(code, text)) snprintf(text, sizeof text, "error code %d, which is no MPI error code", code);
+  if (!text[0]) snprintf(text, sizeof text, "user error code %d (class %d)", code, errorClassOf(code));
+  const std::string who = whoAmI();
+  fprintf(stderr, "shmcoll: %s: %s\nshmcoll: %s: %s on %s: ending the job\n", who.c_str(), text, who.c_str(),
+          h == MPI_ERRORS_ABORT ? "MPI_ERRORS_ABORT" : "MPI_ERRORS_ARE_FATAL", what);
+  rt::abortJob(errorClassOf(code), segment::kAbortFatal);
+}
 
 int dispatch(MPI_Comm comm, int code) {
   rt::Comm* c = rt::comm(comm);
   MPI_Errhandler h = c ? c->errhandler : MPI_ERRORS_ARE_FATAL;
   if (!c && rt::comm(MPI_COMM_WORLD) && active()) h = rt::comm(MPI_COMM_WORLD)->errhandler;
-  if (h == MPI_ERRORS_RETURN) return code;
-  if (rt::Errhandler* e = rt::userErrhandler(h)) {
-    MPI_Comm cc = comm;
-    int ec = code;
-    e->fn(&cc, &ec);
-    return code;
-  }
-  char text[MPI_MAX_ERROR_STRING];
-  if (!lookupText(code, text)) snprintf(text, sizeof text, "%s", className(errorClassOf(code)));
-  const std::string who = whoAmI();
-  fprintf(stderr, "shmcoll: %s: %s\nshmcoll: %s: MPI_ERRORS_ARE_FATAL on %s: ending the job\n", who.c_str(), text,
-          who.c_str(), c ? c->name.empty() ? "a communicator" : c->name.c_str() : "an invalid communicator");
-  rt::abortJob(errorClassOf(code), segment::kAbortFatal);
+  return dispatchTo(h, comm, c ? c->name.empty() ? "a communicator" : c->name.c_str() : "an invalid communicator",
+                    code);
 }
 
 int makeErrorCode(int cls, const char* fn, const char* fmt, ...) {
@@ -169,25 +259,76 @@ int raisef(MPI_Comm comm, const char* fn, int cls, const char* fmt, ...) {
 namespace shmcoll::api::impl {
 
 int errorClass(Call& call, int errorcode, int* errorclass) {
-  const int cls = errorClassOf(errorcode);
-  if (cls > MPI_ERR_ERRHANDLER || errorcode < 0)
+  if (!validErrorCode(errorcode))
     return check::fail(call, MPI_ERR_ARG, "errorcode = %d is not an error code", errorcode);
-  *errorclass = cls;
+  *errorclass = errorClassOf(errorcode);
   return MPI_SUCCESS;
 }
 
 int errorString(Call& call, int errorcode, char* string, int* resultlen) {
   char text[MPI_MAX_ERROR_STRING];
-  if (!lookupText(errorcode, text)) {
-    const char* n = className(errorClassOf(errorcode));
-    if (!n || errorcode < 0) return check::fail(call, MPI_ERR_ARG, "errorcode = %d is not an error code", errorcode);
-    snprintf(text, sizeof text, "%s", n);
-  }
+  if (!textOf(errorcode, text)) return check::fail(call, MPI_ERR_ARG, "errorcode = %d is not an error code", errorcode);
   size_t len = strnlen(text, MPI_MAX_ERROR_STRING - 1);
   memcpy(string, text, len);
   string[len] = '\0';
   *resultlen = static_cast<int>(len);
   return MPI_SUCCESS;
+}
+
+// ---- user error classes, codes and strings ----------------------------------------
+
+int addErrorClass(Call&, int* errorclass) {
+  std::lock_guard<std::mutex> lock(gMu);
+  const int v = kUserBase + static_cast<int>(gUser.size());
+  gUser.push_back(UserError{v, false, {}});
+  gLastUsed = v;
+  *errorclass = v;
+  return MPI_SUCCESS;
+}
+
+int addErrorCode(Call& call, int errorclass, int* errorcode) {
+  bool ok;
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    const UserError* u = userError(errorclass);
+    ok = errorclass >= kUserBase ? u && u->cls == errorclass
+                                 : errorclass > 0 && errorclass <= MPI_ERR_ERRHANDLER && className(errorclass);
+    if (ok) {
+      const int v = kUserBase + static_cast<int>(gUser.size());
+      gUser.push_back(UserError{errorclass, false, {}});
+      gLastUsed = v;
+      *errorcode = v;
+    }
+  }
+  if (!ok)
+    return check::fail(call, MPI_ERR_ARG,
+                       "errorclass = %d is not an error class (predefined, or added by "
+                       "MPI_Add_error_class)",
+                       errorclass);
+  return MPI_SUCCESS;
+}
+
+int addErrorString(Call& call, int errorcode, const char* string) {
+  const size_t len = strnlen(string, MPI_MAX_ERROR_STRING);
+  if (len >= MPI_MAX_ERROR_STRING)
+    return check::fail(call, MPI_ERR_ARG, "string is longer than MPI_MAX_ERROR_STRING - 1 = %d characters",
+                       MPI_MAX_ERROR_STRING - 1);
+  if (errorcode < kUserBase)
+    return check::fail(call, MPI_ERR_ARG,
+                       "errorcode = %d is not a class or code added by MPI_Add_error_class or "
+                       "MPI_Add_error_code (a predefined one's string cannot change)",
+                       errorcode);
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    if (UserError* u = userError(errorcode)) {
+      u->text.assign(string, len);
+      return MPI_SUCCESS;
+    }
+  }
+  return check::fail(call, MPI_ERR_ARG,
+                     "errorcode = %d is not a class or code added by MPI_Add_error_class or "
+                     "MPI_Add_error_code",
+                     errorcode);
 }
 
 int commSetErrhandler(Call& call, rt::Comm* c, MPI_Errhandler errhandler) {

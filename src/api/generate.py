@@ -96,7 +96,7 @@ class Arg:
         self.big_default, self.check = KINDS[base]
         if self.optional:
             self.check = None
-        m = re.match(r'^(.*?)\b(\w+)\s*(\[\])?$', decl.strip())
+        m = re.match(r'^(.*?)\b(\w+)\s*(\[\](?:\[\d+\])*)?$', decl.strip())
         if not m or not m.group(1).strip():
             raise Error(f'{where}: cannot read the declaration "{decl}"')
         self.type, self.name, self.array = m.group(1).strip(), m.group(2), m.group(3) or ''

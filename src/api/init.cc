@@ -20,13 +20,23 @@ pthread_t gMainThread;
 
 int start(const Call& call, int required, int* provided) {
   rt::Context& c = rt::ctx();
-  if (c.initialized || c.finalized)
-    return check::fail(call, MPI_ERR_OTHER, c.finalized ? "called after MPI_Finalize" : "MPI is already initialized");
+  if (c.worldInit || c.worldFinalized)
+    return check::fail(call, MPI_ERR_OTHER,
+                       c.worldFinalized ? "called after MPI_Finalize" : "MPI is already initialized");
+  if (c.finalized)
+    return check::fail(call, MPI_ERR_OTHER,
+                       "called after the last MPI_Session_finalize ended the runtime, which "
+                       "cannot start again in this process");
   if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
     return check::fail(call, MPI_ERR_ARG, "required = %d is not a thread level", required);
   gMainThread = pthread_self();
-  if (int rc = rt::init(required, provided)) return check::engine(call, rc);
+  if (!c.initialized) {
+    if (int rc = rt::init(required, provided)) return check::engine(call, rc);
+  } else if (provided) {  // a session started the runtime: its thread level stands
+    *provided = c.threadLevel;
+  }
   recordInitEnv(required);  // MPI_INFO_ENV (api/info.cc)
+  c.worldInit = true;
   return MPI_SUCCESS;
 }
 
@@ -41,17 +51,54 @@ int initThread(Call& call, int* argc, char*** argv, int required, int* provided)
 int queryThread(Call&, int* provided) { return answer(provided, rt::ctx().threadLevel); }
 
 int isThreadMain(Call&, int* flag) { return answer(flag, pthread_equal(gMainThread, pthread_self()) ? 1 : 0); }
-int initializedFlag(Call&, int* flag) { return answer(flag, rt::ctx().initialized); }
-int finalized(Call&, int* flag) { return answer(flag, rt::ctx().finalized); }
+int initializedFlag(Call&, int* flag) { return answer(flag, rt::ctx().worldInit); }
+int finalized(Call&, int* flag) { return answer(flag, rt::ctx().worldFinalized); }
 
 int finalize(Call& call) {
-  if (!active())
-    return check::fail(call, MPI_ERR_OTHER, rt::ctx().finalized ? "called twice" : "called before MPI_Init");
+  rt::Context& c = rt::ctx();
+  if (!c.worldInit || c.worldFinalized)
+    return check::fail(call, MPI_ERR_OTHER, c.worldFinalized ? "called twice" : "called before MPI_Init");
   // First, as the standard says: MPI_COMM_SELF's attributes are deleted (api/attr.cc).
   const int attrRc = finalizeAttrs();
-  if (int rc = rt::finalize()) return check::engine(call, rc);
+  c.worldFinalized = true;
+  // Sessions still open keep the runtime: the last MPI_Session_finalize ends it.
+  if (c.sessions == 0)
+    if (int rc = rt::finalize()) return check::engine(call, rc);
   return attrRc;
 }
+
+}  // namespace shmcoll::api::impl
+
+namespace shmcoll::api {
+
+// The runtime for a session (api/session.cc): started if MPI_Init has not.
+int startForSession(const Call& call, int required, int* provided) {
+  rt::Context& c = rt::ctx();
+  if (c.finalized)
+    return check::fail(call, MPI_ERR_SESSION,
+                       "the runtime has ended (MPI_Finalize, or the last "
+                       "MPI_Session_finalize, ran with no session open) and cannot start again in this process");
+  if (!c.initialized) {
+    impl::gMainThread = pthread_self();
+    if (int rc = rt::init(required, provided)) return check::engine(call, rc);
+  } else {
+    *provided = c.threadLevel;
+  }
+  ++c.sessions;
+  return MPI_SUCCESS;
+}
+
+// The end of a session: the last one ends the runtime unless the world model still runs.
+int endForSession(const Call& call) {
+  rt::Context& c = rt::ctx();
+  if (--c.sessions == 0 && (!c.worldInit || c.worldFinalized))
+    if (int rc = rt::finalize()) return check::engine(call, rc);
+  return MPI_SUCCESS;
+}
+
+}  // namespace shmcoll::api
+
+namespace shmcoll::api::impl {
 
 int abortAll(Call&, MPI_Comm comm, int errorcode) {
   rt::Context& c = rt::ctx();

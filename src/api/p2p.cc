@@ -1,6 +1,7 @@
 // Point-to-point: the send modes (standard, synchronous, ready, buffered) and
 // receives, each in every form the Call names (blocking, nonblocking
-// MPI_I..., persistent MPI_..._init; int and big counts), MPI_Sendrecv(_replace),
+// MPI_I..., persistent MPI_..._init; int and big counts), MPI_Sendrecv(_replace)
+// and MPI_Isendrecv(_replace),
 // probes and matched probes.  The generated entry points have checked the
 // counts, datatypes, ranks and tags; what is left here is the buffer against
 // its count, and the work.
@@ -78,6 +79,38 @@ p2p::Request* startSend(const Call& call, SendKind kind, const void* buf, uint64
     return *rc ? nullptr : new DoneRequest;
   }
   return p2p::isend(buf, count, t, env, kind == SendKind::kSync ? p2p::Mode::kSync : p2p::Mode::kStandard);
+}
+
+// MPI_Isendrecv(_replace): a send and a receive under one request, done when
+// both are, with the receive's status (or the send's error).  Stepped by the
+// progress engine (p2p::addActive), which deletes it if MPI_Request_free let
+// go of it first.
+struct SendRecvRequest final : p2p::Request {
+  SendRecvRequest() : Request(Kind::kOther) {}
+  ~SendRecvRequest() override {
+    p2p::release(send);
+    p2p::release(recv);
+  }
+  bool step() override {
+    if (done || (send && !send->done) || !recv->done) return false;
+    status = recv->status;
+    if (send && send->status.error && !status.error) {
+      status.error = send->status.error;
+      status.why = send->status.why;
+    }
+    done = true;
+    return true;
+  }
+  p2p::Request* send = nullptr;  // nullptr for MPI_PROC_NULL
+  p2p::Request* recv = nullptr;
+  std::vector<char> packed;  // MPI_Isendrecv_replace: the outgoing data
+};
+
+// Hands out the request of an MPI_Isendrecv(_replace).
+void handOutSendRecv(Call& call, SendRecvRequest* r) {
+  r->step();
+  if (!r->done) p2p::addActive(r);
+  handOut(call, r);
 }
 
 // A persistent request (MPI_Send_init, MPI_Recv_init, ...) holding `t`;
@@ -160,6 +193,17 @@ int sendrecv(Call& call, const void* sendbuf, C sendcount, const dt::Type* sendt
              MPI_Status* status) {
   SHMCOLL_CHECK(check::buffer(call, "sendbuf", sendbuf, static_cast<uint64_t>(sendcount), sendtype));
   SHMCOLL_CHECK(check::buffer(call, "recvbuf", recvbuf, static_cast<uint64_t>(recvcount), recvtype));
+  if (!call.blocking()) {  // MPI_Isendrecv
+    auto* sr = new SendRecvRequest;
+    sr->recv = source == MPI_PROC_NULL ? procNullRecv()
+                                       : p2p::irecv(recvbuf, static_cast<uint64_t>(recvcount), recvtype, c->team.ctxId,
+                                                    sourceOf(source), recvtag);
+    if (dest != MPI_PROC_NULL)
+      sr->send = p2p::isend(sendbuf, static_cast<uint64_t>(sendcount), sendtype, envelope(c, dest, sendtag),
+                            p2p::Mode::kStandard);
+    handOutSendRecv(call, sr);
+    return MPI_SUCCESS;
+  }
   p2p::Request* r = source == MPI_PROC_NULL ? procNullRecv()
                                             : p2p::irecv(recvbuf, static_cast<uint64_t>(recvcount), recvtype,
                                                          c->team.ctxId, sourceOf(source), recvtag);
@@ -176,6 +220,21 @@ int sendrecvReplace(Call& call, void* buf, C count, const dt::Type* t, int dest,
                     rt::Comm* c, MPI_Status* status) {
   SHMCOLL_CHECK(check::buffer(call, "buf", buf, static_cast<uint64_t>(count), t));
   // The outgoing data is packed aside first: the receive overwrites the buffer.
+  if (!call.blocking()) {  // MPI_Isendrecv_replace: the packed copy lives in the request
+    auto* sr = new SendRecvRequest;
+    if (dest != MPI_PROC_NULL) {
+      dt::Cursor cur(buf, static_cast<uint64_t>(count), t);
+      sr->packed.resize(cur.totalBytes());
+      if (!sr->packed.empty()) cur.pack(0, sr->packed.data(), sr->packed.size());
+      sr->send = p2p::isend(sr->packed.data(), sr->packed.size(), byteType(), envelope(c, dest, sendtag),
+                            p2p::Mode::kStandard);
+    }
+    sr->recv = source == MPI_PROC_NULL
+                   ? procNullRecv()
+                   : p2p::irecv(buf, static_cast<uint64_t>(count), t, c->team.ctxId, sourceOf(source), recvtag);
+    handOutSendRecv(call, sr);
+    return MPI_SUCCESS;
+  }
   std::vector<char> packed;
   p2p::Request* s = nullptr;
   if (dest != MPI_PROC_NULL) {

@@ -1,6 +1,11 @@
 // The request table and the completion functions: MPI_Wait/Test and their
 // any/all/some forms, MPI_Request_free, MPI_Cancel, MPI_Test_cancelled,
-// MPI_Request_get_status, and MPI_Start/MPI_Startall for persistent requests.
+// MPI_Request_get_status, MPI_Start/MPI_Startall for persistent requests, and
+// generalized requests (MPI_Grequest_start/complete), whose callbacks run
+// where the standard says: query_fn when a completion call or
+// MPI_Request_get_status reports a complete request, free_fn after it when
+// the request is freed (at its completion, or at MPI_Grequest_complete when
+// MPI_Request_free came first), cancel_fn from MPI_Cancel.
 //
 // Every completion function runs the progress engine, so each of them moves
 // every outstanding operation of the process forward, not only the ones it
@@ -36,6 +41,22 @@ int errorCodeOf(const RequestEntry& e, const p2p::Status& s) {
   return makeErrorCode(s.error, e.what, "the operation failed");
 }
 
+// A complete generalized request's status, from its query_fn (given a status
+// of ours when the caller ignores it); returns query_fn's code.
+int queryGrequest(const GRequest* g, MPI_Status* st) {
+  MPI_Status local;
+  MPI_Status* s = st == MPI_STATUS_IGNORE ? &local : st;
+  emptyStatus(s);
+  return g->query ? g->query(g->extra, s) : MPI_SUCCESS;
+}
+
+// Lets go of a complete generalized request: free_fn, then the object.
+int freeGrequest(GRequest* g) {
+  const int code = g->free ? g->free(g->extra) : MPI_SUCCESS;
+  delete g;
+  return code;
+}
+
 // Completes the finished request *hp: fills *st, releases the operation,
 // frees a non-persistent handle (*hp = MPI_REQUEST_NULL) or makes a
 // persistent one inactive.  Returns the operation's error code.
@@ -44,6 +65,13 @@ int finish(MPI_Request* hp, MPI_Status* st) {
   if (!e || !e->op) {
     emptyStatus(st);
     return MPI_SUCCESS;
+  }
+  if (GRequest* g = e->grequest) {
+    const int q = queryGrequest(g, st);
+    const int f = freeGrequest(g);
+    dropRequest(*hp);
+    *hp = MPI_REQUEST_NULL;
+    return q ? q : f;
   }
   int code = errorCodeOf(*e, e->op->status);
   toStatus(e->op->status, st, code);
@@ -139,7 +167,8 @@ int finishAll(const Call& call, int count, MPI_Request* reqs, MPI_Status* status
       continue;
     }
     MPI_Comm c = commOf(reqs[i]);
-    if (finish(&reqs[i], st)) {
+    if (const int code = finish(&reqs[i], st)) {
+      if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = code;
       anyError = true;
       errComm = c;
     }
@@ -294,6 +323,10 @@ int requestGetStatus(Call& call, MPI_Request request, int* flag, MPI_Status* sta
     return MPI_SUCCESS;
   }
   *flag = testArray(1, &request, true) ? 1 : 0;
+  if (*flag && e->grequest) {
+    const int q = queryGrequest(e->grequest, status);
+    return q ? dispatch(e->comm, q) : MPI_SUCCESS;
+  }
   if (*flag) toStatus(e->op->status, status, errorCodeOf(*e, e->op->status));
   return MPI_SUCCESS;
 }
@@ -310,6 +343,18 @@ int requestFree(Call& call, MPI_Request* request) {
                   "request = %#x is an active persistent collective request (%s); complete it (MPI_Wait, MPI_Test, "
                   "...) before freeing it",
                   static_cast<unsigned>(*request), e->what);
+  if (GRequest* g = e->grequest) {
+    const MPI_Request h = *request;
+    *request = MPI_REQUEST_NULL;
+    if (!g->done) {  // free_fn runs at MPI_Grequest_complete, which may name the user's copy of the handle
+      e->freedByUser = true;
+      return MPI_SUCCESS;
+    }
+    const MPI_Comm comm = e->comm;
+    const int f = freeGrequest(g);
+    dropRequest(h);
+    return f ? dispatch(comm, f) : MPI_SUCCESS;
+  }
   if (e->op) p2p::release(e->op);
   if (e->heldType) dt::release(e->heldType);
   dropRequest(*request);
@@ -325,6 +370,10 @@ int cancel(Call& call, MPI_Request* request) {
     return raisef(e->comm, call.fn, MPI_ERR_REQUEST,
                   "request = %#x is a persistent collective request (%s), which cannot be cancelled",
                   static_cast<unsigned>(*request), e->what);
+  if (GRequest* g = e->grequest) {  // cancel_fn decides, told whether the request is complete
+    const int c = g->cancel ? g->cancel(g->extra, g->done ? 1 : 0) : MPI_SUCCESS;
+    return c ? dispatch(e->comm, c) : MPI_SUCCESS;
+  }
   // A receive not yet matched is cancelled; anything else completes normally
   // (the standard allows a cancel to fail), and MPI_Test_cancelled says which.
   if (e->op && !e->op->done) e->op->cancel();
@@ -333,6 +382,11 @@ int cancel(Call& call, MPI_Request* request) {
 
 int testCancelled(Call&, const MPI_Status* status, int* flag) {
   *flag = status->shmcoll_cancelled_ ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+int statusSetCancelled(Call&, MPI_Status* status, int flag) {
+  status->shmcoll_cancelled_ = flag ? 1 : 0;
   return MPI_SUCCESS;
 }
 
@@ -380,6 +434,35 @@ int testsome(Call& call, int incount, MPI_Request array_of_requests[], int* outc
   if (none) return MPI_SUCCESS;
   if (!p2p::progress()) p2p::idle();
   return finishSome(call, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+}
+
+// ---- generalized requests ------------------------------------------------------
+
+int grequestStart(Call&, MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                  MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request) {
+  auto* g = new GRequest;
+  g->query = query_fn;
+  g->free = free_fn;
+  g->cancel = cancel_fn;
+  g->extra = extra_state;
+  *request = newRequest(g, kNoComm, "MPI_Grequest_start");
+  requestEntry(*request)->grequest = g;
+  return MPI_SUCCESS;
+}
+
+int grequestComplete(Call& call, MPI_Request request) {
+  RequestEntry* e = requestEntry(request);
+  if (!e || !e->grequest)
+    return check::fail(call, MPI_ERR_REQUEST, "request = %#x is not a generalized request (MPI_Grequest_start)",
+                       static_cast<unsigned>(request));
+  GRequest* g = e->grequest;
+  if (g->done)
+    return check::fail(call, MPI_ERR_REQUEST, "request = %#x was completed already", static_cast<unsigned>(request));
+  g->done = true;
+  if (!e->freedByUser) return MPI_SUCCESS;
+  const int f = freeGrequest(g);  // MPI_Request_free came first: the request goes now
+  dropRequest(request);
+  return f ? dispatch(kNoComm, f) : MPI_SUCCESS;
 }
 
 // ---- persistent requests -------------------------------------------------------

@@ -19,6 +19,17 @@ struct DoneRequest final : p2p::Request {
   DoneRequest() : Request(Kind::kOther) { done = true; }
 };
 
+// A generalized request (MPI_Grequest_start): done when the user calls
+// MPI_Grequest_complete; its callbacks fill the status, free the user's state
+// and cancel (request.cc calls them where the standard says).
+struct GRequest final : p2p::Request {
+  GRequest() : Request(Kind::kOther) {}
+  MPI_Grequest_query_function* query = nullptr;
+  MPI_Grequest_free_function* free = nullptr;
+  MPI_Grequest_cancel_function* cancel = nullptr;
+  void* extra = nullptr;
+};
+
 struct RequestEntry {
   RequestEntry() = default;
   RequestEntry(p2p::Request* op, MPI_Comm comm, const char* what) : op(op), comm(comm), what(what), live(true) {}
@@ -31,6 +42,8 @@ struct RequestEntry {
   bool starting = false;                 // MPI_Startall: seen earlier in the array being checked
   std::function<p2p::Request*()> start;  // persistent: starts one instance
   const dt::Type* heldType = nullptr;    // persistent: a datatype reference held until MPI_Request_free
+  GRequest* grequest = nullptr;          // op, when it is a generalized request
+  bool freedByUser = false;              // a generalized request MPI_Request_free let go before it completed
   bool live = false;
 };
 

@@ -194,6 +194,67 @@ int getElements(Call&, const MPI_Status* status, const dt::Type* t, C* count) {
   return MPI_SUCCESS;
 }
 
+// The predefined MPI_MINLOC/MPI_MAXLOC pair type of (value, index), the C
+// ones of the standard's list; MPI_DATATYPE_NULL for any other pair.
+int typeGetValueIndex(Call&, const dt::Type* value, const dt::Type* index, MPI_Datatype* pair) {
+  *pair = MPI_DATATYPE_NULL;
+  if (!value->builtin || !index->builtin || index->handle != MPI_INT) return MPI_SUCCESS;
+  switch (value->handle) {
+    case MPI_FLOAT:
+      *pair = MPI_FLOAT_INT;
+      break;
+    case MPI_DOUBLE:
+      *pair = MPI_DOUBLE_INT;
+      break;
+    case MPI_LONG:
+      *pair = MPI_LONG_INT;
+      break;
+    case MPI_INT:
+      *pair = MPI_2INT;
+      break;
+    case MPI_SHORT:
+      *pair = MPI_SHORT_INT;
+      break;
+    case MPI_LONG_DOUBLE:
+      *pair = MPI_LONG_DOUBLE_INT;
+      break;
+    default: break;
+  }
+  return MPI_SUCCESS;
+}
+
+// Makes the status say `count` basic elements of `t` arrived: the bytes of the
+// shortest prefix of the packed stream of `t`, repeated, that holds that many
+// (so MPI_Get_elements reads `count` back and MPI_Get_count the whole
+// elements of `t` in it).
+template <class C>
+int statusSetElements(Call& call, MPI_Status* status, const dt::Type* t, C count) {
+  if (count == 0) {
+    status->shmcoll_count_ = 0;
+    return MPI_SUCCESS;
+  }
+  if (t->elements == 0)
+    return check::fail(call, MPI_ERR_TYPE, "datatype = %s holds no basic elements, so count = %lld cannot be set",
+                       t->name.c_str(), static_cast<long long>(count));
+  const uint64_t n = static_cast<uint64_t>(count);
+  const uint64_t whole = n / t->elements, rest = n % t->elements;
+  if (whole > static_cast<uint64_t>(std::numeric_limits<MPI_Count>::max()) / t->size)
+    return check::fail(call, MPI_ERR_COUNT, "count = %lld elements of %s exceed the largest MPI_Count bytes",
+                       static_cast<long long>(count), t->name.c_str());
+  // The shortest b < t->size whose prefix holds `rest` elements (elementsIn grows with b).
+  uint64_t lo = 0, hi = rest ? t->size : 0;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    bool exact;
+    if (dt::elementsIn(t, mid, &exact) >= rest)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  status->shmcoll_count_ = static_cast<MPI_Count>(whole * t->size + lo);
+  return MPI_SUCCESS;
+}
+
 // Whole elements of the datatype received; MPI_UNDEFINED when they are not
 // whole or more than C holds.
 template <class C>

@@ -19,8 +19,15 @@ struct Context {
   bool singleton = false;
   bool oversubscribed = false;
   int threadLevel = 0;
+  // The runtime (segment, world team, progress engine): started by MPI_Init
+  // or the first MPI_Session_init, ended once neither the world model nor a
+  // session is left (api/init.cc, api/session.cc).
   bool initialized = false;
   bool finalized = false;
+  // The world model: MPI_Init and MPI_Finalize were called (MPI_Initialized, MPI_Finalized).
+  bool worldInit = false;
+  bool worldFinalized = false;
+  int sessions = 0;                            // sessions initialized and not finalized
   std::bitset<segment::kMaxContexts> ctxUsed;  // context ids this rank's communicators hold
 };
 
