@@ -42,6 +42,10 @@ std::string whoAmI();
 // The class of an error code, and handing a code to a communicator's handler.
 int errorClassOf(int code);
 int dispatch(MPI_Comm comm, int code);
+// The same for a window's handler (MPI_Win_call_errhandler, failures of window calls).
+int dispatchWin(MPI_Win win, int code);
+// Raises a class with a reason on a window, as vraisef does on a communicator.
+[[gnu::cold]] int vraisefWin(MPI_Win win, const char* fn, int cls, const char* fmt, va_list ap);
 
 // Stores `value` in the output argument *out and succeeds (the queries).
 template <class T, class V>
