@@ -192,6 +192,8 @@ int get(Call& call, void* origin, C ocount, const dt::Type* otype, int rank, MPI
 template <class C>
 int accumulate(Call& call, const void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
                const dt::Type* ttype, MPI_Op op, rt::Win* w, bool passive = false) {
+  if (op == MPI_NO_OP)
+    return check::fail(call, MPI_ERR_OP, "op = MPI_NO_OP is allowed only in MPI_Get_accumulate and MPI_Fetch_and_op");
   int basic = 0;
   SHMCOLL_CHECK(accOp(call, op, otype, ttype, &basic));
   Target t;

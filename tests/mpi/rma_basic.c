@@ -115,9 +115,11 @@ static void run(MPI_Win win, int *mem, const MPI_Aint *base, int disp_unit, cons
     TU_CALL(MPI_Win_unlock(tt, win));
   }
   TU_CALL(MPI_Barrier(MPI_COMM_WORLD));
-  TU_CALL(MPI_Win_sync(win)); /* (our own memory, read directly below) */
+  TU_CALL(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win)); /* (our own memory, read directly) */
+  TU_CALL(MPI_Win_sync(win));
   expect(me, 2, img);
   compare(mem, img, me, flavor);
+  TU_CALL(MPI_Win_unlock(me, win));
   TU_CALL(MPI_Barrier(MPI_COMM_WORLD)); /* (before the next phase writes into us) */
 
   /* phase 3: lock_all, accumulates with flushes, request forms */
@@ -133,9 +135,11 @@ static void run(MPI_Win win, int *mem, const MPI_Aint *base, int disp_unit, cons
   TU_CALL(MPI_Win_flush_all(win));
   TU_CALL(MPI_Win_unlock_all(win));
   TU_CALL(MPI_Barrier(MPI_COMM_WORLD));
+  TU_CALL(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win));
   TU_CALL(MPI_Win_sync(win));
   expect(me, 3, img);
   compare(mem, img, me, flavor);
+  TU_CALL(MPI_Win_unlock(me, win));
   TU_CALL(MPI_Barrier(MPI_COMM_WORLD)); /* (before the next phase writes into us) */
 
   /* phase 4: post/start/complete/wait around a ring */
@@ -234,6 +238,51 @@ int main(int argc, char **argv) {
     free(addrs);
     free(mem);
   }
+#if MPI_VERSION >= 4
+  { /* the big-count forms: MPI_Win_allocate_shared_c, MPI_Win_shared_query_c, MPI_Put_c, MPI_Get_c,
+       MPI_Accumulate_c, MPI_Get_accumulate_c, MPI_Rput_c */
+    long long *mem, *right;
+    MPI_Aint size, du;
+    TU_CALL(
+        MPI_Win_allocate_shared_c(8 * sizeof(long long), sizeof(long long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    TU_CALL(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    int r = (me + 1) % n;
+    TU_CALL(MPI_Win_shared_query_c(win, r, &size, &du, &right));
+    if (size != 8 * (MPI_Aint)sizeof(long long) || du != (MPI_Aint)sizeof(long long))
+      tu_fail("MPI_Win_shared_query_c: size %ld, disp_unit %ld", (long)size, (long)du);
+    for (int k = 0; k < 8; ++k) mem[k] = -1;
+    TU_CALL(MPI_Win_fence(0, win));
+    long long src[3] = {me * 10LL, me * 10LL + 1, me * 10LL + 2}, got[3], res[2];
+    TU_CALL(MPI_Put_c(src, 3, MPI_LONG_LONG, r, 0, 3, MPI_LONG_LONG, win));
+    TU_CALL(MPI_Win_fence(0, win));
+    TU_CALL(MPI_Get_c(got, 3, MPI_LONG_LONG, r, 0, 3, MPI_LONG_LONG, win));
+    TU_CALL(MPI_Accumulate_c(src, 2, MPI_LONG_LONG, r, 4, 2, MPI_LONG_LONG, MPI_SUM, win));
+    TU_CALL(MPI_Win_fence(0, win));
+    TU_CALL(MPI_Get_accumulate_c(src, 2, MPI_LONG_LONG, res, 2, MPI_LONG_LONG, r, 4, 2, MPI_LONG_LONG, MPI_SUM, win));
+    TU_CALL(MPI_Win_fence(0, win));
+    for (int k = 0; k < 3; ++k)
+      if (got[k] != me * 10LL + k || right[k] != me * 10LL + k)
+        tu_fail("MPI_Put_c/MPI_Get_c: element %d is %lld / %lld", k, got[k], right[k]);
+    for (int k = 0; k < 2; ++k)
+      if (res[k] != -1 + me * 10LL + k || right[4 + k] != -1 + 2 * (me * 10LL + k))
+        tu_fail("MPI_Accumulate_c/MPI_Get_accumulate_c: element %d is %lld / %lld", k, res[k], right[4 + k]);
+    if (right[3] != -1 || right[6] != -1 || right[7] != -1) tu_fail("big-count forms wrote outside their target");
+    TU_CALL(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    TU_CALL(MPI_Win_lock_all(0, win));
+    MPI_Request rq;
+    TU_CALL(MPI_Rput_c(src, 1, MPI_LONG_LONG, r, 7, 1, MPI_LONG_LONG, win, &rq));
+    TU_CALL(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    TU_CALL(MPI_Win_unlock_all(win));
+    TU_CALL(MPI_Barrier(MPI_COMM_WORLD));
+    TU_CALL(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, win));
+    TU_CALL(MPI_Win_sync(win));
+    int l = (me - 1 + n) % n;
+    if (mem[7] != l * 10LL) tu_fail("MPI_Rput_c: got %lld, want %lld", mem[7], l * 10LL);
+    TU_CALL(MPI_Win_unlock(me, win));
+    TU_CALL(MPI_Win_free(&win));
+    ++tu_ncases;
+  }
+#endif
   free(zero);
   return tu_finish("");
 }
