@@ -101,11 +101,11 @@ int makeFile(uint64_t bytes, FileNote* note) {
     return -1;
   }
   struct stat st;
-  int rc = ftruncate(note->fd, static_cast<off_t>(bytes));
-  if (rc == 0) rc = posix_fallocate(note->fd, 0, static_cast<off_t>(bytes)) == 0 ? 0 : -1;
-  if (rc == 0) rc = fstat(note->fd, &st);
-  if (rc != 0) {
-    note->err = errno ? errno : ENOSPC;
+  int err = ftruncate(note->fd, static_cast<off_t>(bytes)) == 0 ? 0 : errno;
+  if (!err) err = posix_fallocate(note->fd, 0, static_cast<off_t>(bytes));  // (returns the error)
+  if (!err && fstat(note->fd, &st) != 0) err = errno;
+  if (err) {
+    note->err = err;
     close(note->fd);
     note->fd = -1;
     return -1;
@@ -294,8 +294,8 @@ uint64_t spanOf(uint64_t count, const dt::Type* t) {
 int winWrite(Win& w, uint32_t r, uint64_t addr, uint64_t count, const dt::Type* t, const void* src) {
   if (count == 0 || t->size == 0) return 0;
   if (char* p = viewOf(w, r, addr, spanOf(count, t))) {
-    if (t->contiguous)
-      memcpy(p + t->trueLb, src, count * t->size);
+    if (t->contiguous)  // (memmove: a rank may put from its own window into itself)
+      memmove(p + t->trueLb, src, count * t->size);
     else
       dt::Cursor(p, count, t).unpack(0, src, count * t->size);
     return 0;
@@ -307,7 +307,7 @@ int winRead(Win& w, uint32_t r, uint64_t addr, uint64_t count, const dt::Type* t
   if (count == 0 || t->size == 0) return 0;
   if (char* p = viewOf(w, r, addr, spanOf(count, t))) {
     if (t->contiguous)
-      memcpy(dst, p + t->trueLb, count * t->size);
+      memmove(dst, p + t->trueLb, count * t->size);
     else
       dt::Cursor(p, count, t).pack(0, dst, count * t->size);
     return 0;

@@ -49,7 +49,8 @@ static void one_window(MPI_Comm half, int allocate) {
   TU_CALL(MPI_Accumulate(add, 32, MPI_DOUBLE, r, 2L * nbig + 16, 32, MPI_DOUBLE, MPI_SUM, win));
   TU_CALL(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
   for (long k = 0; k < nbig; ++k)
-    if (back[k] != pat(me, k)) tu_fail("MPI_Get of the strided put: element %ld is %g, want %g", k, back[k], pat(me, k));
+    if (back[k] != pat(me, k))
+      tu_fail("MPI_Get of the strided put: element %ld is %g, want %g", k, back[k], pat(me, k));
   for (long i = 0; i < len; ++i) {
     double want = -1.0;
     if (i < 2L * nbig && (i % 2) == 1) want = pat(l, i / 2);
