@@ -53,6 +53,10 @@ int dispatch(MPI_Comm comm, int code);
 // Hands `code` to the error handler `h` of the object `handle` (a
 // communicator or a session; `what` names it in the fatal message).
 int dispatchTo(MPI_Errhandler h, int handle, const char* what, int code);
+// The same for a window's handler (MPI_Win_call_errhandler, failures of window calls).
+int dispatchWin(MPI_Win win, int code);
+// Raises a class with a reason on a window, as vraisef does on a communicator.
+[[gnu::cold]] int vraisefWin(MPI_Win win, const char* fn, int cls, const char* fmt, va_list ap);
 
 // Stores `value` in the output argument *out and succeeds (the queries).
 template <class T, class V>

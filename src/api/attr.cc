@@ -34,6 +34,7 @@
 #include "runtime/comm.h"
 #include "runtime/context.h"
 #include "runtime/idup.h"
+#include "runtime/win.h"
 
 namespace shmcoll::api {
 
@@ -76,7 +77,32 @@ int* predefinedValue(int key) {
   }
 }
 
-const char* kindName(AttrKind k) { return k == AttrKind::kComm ? "communicators" : "datatypes"; }
+const char* kindName(AttrKind k) {
+  return k == AttrKind::kComm ? "communicators" : k == AttrKind::kType ? "datatypes" : "windows";
+}
+
+// The predefined window attributes (read-only): MPI_WIN_BASE is the base
+// address itself, the others point to the window's own fields.
+const char* winPredefinedName(int key) {
+  switch (key) {
+    case MPI_WIN_BASE: return "MPI_WIN_BASE";
+    case MPI_WIN_SIZE: return "MPI_WIN_SIZE";
+    case MPI_WIN_DISP_UNIT: return "MPI_WIN_DISP_UNIT";
+    case MPI_WIN_CREATE_FLAVOR: return "MPI_WIN_CREATE_FLAVOR";
+    case MPI_WIN_MODEL: return "MPI_WIN_MODEL";
+    default: return nullptr;
+  }
+}
+
+void* winPredefinedValue(rt::Win* w, int key) {
+  switch (key) {
+    case MPI_WIN_BASE: return w->base;
+    case MPI_WIN_SIZE: return &w->size;
+    case MPI_WIN_DISP_UNIT: return &w->dispUnit;
+    case MPI_WIN_CREATE_FLAVOR: return &w->flavor;
+    default: return &w->model;
+  }
+}
 
 // Checks keyval argument `arg` = kv for an attribute call on objects of
 // `kind`.  `allowFreed`: a keyval the user freed but that attributes still
@@ -86,6 +112,9 @@ int checkKeyval(const Call& call, const char* arg, int kv, AttrKind kind, bool a
   if (const char* p = predefinedName(kv))
     return check::fail(call, MPI_ERR_KEYVAL, "%s = %s is a predefined communicator attribute key%s", arg, p,
                        kind == AttrKind::kComm ? " and read-only" : "");
+  if (const char* p = winPredefinedName(kv))
+    return check::fail(call, MPI_ERR_KEYVAL, "%s = %s is a predefined window attribute key%s", arg, p,
+                       kind == AttrKind::kWin ? " and read-only" : "");
   rt::Keyval* k = rt::keyval(kv);
   if (!k)
     return check::fail(call, MPI_ERR_KEYVAL, "%s = %#x is not a valid keyval (never created, or freed)", arg,
@@ -139,6 +168,9 @@ SHMCOLL_ALIAS(MPI_Type_delete_attr_function, MPI_TYPE_NULL_DELETE_FN, MPI_COMM_N
 SHMCOLL_ALIAS(MPI_Copy_function, MPI_NULL_COPY_FN, MPI_COMM_NULL_COPY_FN);
 SHMCOLL_ALIAS(MPI_Copy_function, MPI_DUP_FN, MPI_COMM_DUP_FN);
 SHMCOLL_ALIAS(MPI_Delete_function, MPI_NULL_DELETE_FN, MPI_COMM_NULL_DELETE_FN);
+SHMCOLL_ALIAS(MPI_Win_copy_attr_function, MPI_WIN_NULL_COPY_FN, MPI_COMM_NULL_COPY_FN);
+SHMCOLL_ALIAS(MPI_Win_copy_attr_function, MPI_WIN_DUP_FN, MPI_COMM_DUP_FN);
+SHMCOLL_ALIAS(MPI_Win_delete_attr_function, MPI_WIN_NULL_DELETE_FN, MPI_COMM_NULL_DELETE_FN);
 #undef SHMCOLL_ALIAS
 
 // ---- keyvals and attributes ---------------------------------------------------------
@@ -149,6 +181,7 @@ SHMCOLL_ALIAS(MPI_Delete_function, MPI_NULL_DELETE_FN, MPI_COMM_NULL_DELETE_FN);
 
 constexpr char kCommKeyval[] = "comm_keyval";
 constexpr char kTypeKeyval[] = "type_keyval";
+constexpr char kWinKeyval[] = "win_keyval";
 constexpr char kKeyval[] = "keyval";
 
 namespace impl {
@@ -164,8 +197,8 @@ int createKeyval(Call& call, rt::AttrCopyFn* copy, rt::AttrDeleteFn* del, int* k
 
 template <AttrKind kKind, const char* kArg>
 int freeKeyval(Call& call, int* keyval) {
-  if (const char* p = predefinedName(*keyval))
-    return check::fail(call, MPI_ERR_KEYVAL, "*%s = %s is predefined and cannot be freed", kArg, p);
+  const char* p = predefinedName(*keyval) ? predefinedName(*keyval) : winPredefinedName(*keyval);
+  if (p) return check::fail(call, MPI_ERR_KEYVAL, "*%s = %s is predefined and cannot be freed", kArg, p);
   char what[64];
   snprintf(what, sizeof what, "*%s", kArg);
   SHMCOLL_CHECK(checkKeyval(call, what, *keyval, kKind, false));
@@ -230,6 +263,20 @@ int typeGetAttr(Call& call, const dt::Type* t, int kv, void* value, int* flag) {
 int typeDeleteAttr(Call& call, const dt::Type* t, int kv) {
   return deleteAttr<AttrKind::kType, kTypeKeyval>(call, t->handle, kv);
 }
+
+// (A window's handle names it in callbacks, like a communicator's.)
+int winSetAttr(Call& call, rt::Win* w, int kv, void* value) {
+  return setAttr<AttrKind::kWin, kWinKeyval>(call, w->handle, kv, value);
+}
+int winGetAttr(Call& call, rt::Win* w, int kv, void* value, int* flag) {
+  if (winPredefinedName(kv)) {
+    *static_cast<void**>(value) = winPredefinedValue(w, kv);
+    *flag = 1;
+    return MPI_SUCCESS;
+  }
+  return getAttr<AttrKind::kWin, kWinKeyval>(call, w->handle, kv, value, flag);
+}
+int winDeleteAttr(Call& call, rt::Win* w, int kv) { return deleteAttr<AttrKind::kWin, kWinKeyval>(call, w->handle, kv); }
 
 // ---- communicator names -------------------------------------------------------------
 // Local to the calling process; MPI_COMM_WORLD and MPI_COMM_SELF start with
@@ -310,6 +357,13 @@ int copyTypeAttrs(MPI_Datatype oldtype, MPI_Datatype* newtype, const char* fn) {
   rt::releaseHandle(*newtype);
   *newtype = MPI_DATATYPE_NULL;
   return callbackFailure(kNoComm, fn, "copy", failedKey, code);
+}
+
+int deleteWinAttrs(MPI_Win win, const char* fn) {
+  int failedKey = 0;
+  if (int code = rt::deleteAllAttrs(AttrKind::kWin, win, true, &failedKey))
+    return callbackFailure(kNoComm, fn, "delete", failedKey, code);
+  return MPI_SUCCESS;
 }
 
 int deleteTypeAttrs(MPI_Datatype type, const char* fn) {

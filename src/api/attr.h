@@ -37,6 +37,9 @@ int copyTypeAttrs(MPI_Datatype oldtype, MPI_Datatype* newtype, const char* fn);
 // MPI_Type_free, before the last handle goes: runs the delete callbacks,
 // newest first; a failing one stops it and the type stays as it is.
 int deleteTypeAttrs(MPI_Datatype type, const char* fn);
+// MPI_Win_free, first: runs the delete callbacks, newest first; a failing one
+// stops it and the window stays.
+int deleteWinAttrs(MPI_Win win, const char* fn);
 
 // MPI_Finalize's first step: deletes the attributes of MPI_COMM_SELF, newest
 // first, as the standard says, then those of MPI_COMM_WORLD, while MPI is

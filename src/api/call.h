@@ -7,7 +7,8 @@
 // learns from the Call which one it serves:
 //  - fn: the MPI function's name, for error messages ("MPI_Ialltoallv_c");
 //  - comm: whose error handler hears of a failure (the communicator
-//    argument, else MPI_COMM_WORLD, as Open MPI and MPICH do);
+//    argument, else MPI_COMM_WORLD, as Open MPI and MPICH do); win: the
+//    window argument, whose handler hears of it instead once it is checked;
 //  - mode: blocking, nonblocking (MPI_I...: hand out a request) or persistent
 //    (MPI_..._init: keep what starting it again needs);
 //  - request, info: the arguments the nonblocking and persistent forms add.
@@ -40,6 +41,7 @@ class Call {
 
   const char* const fn;
   const MPI_Comm comm;
+  MPI_Win win = MPI_WIN_NULL;  // set once a window argument passed its check
   Mode mode = Mode::kBlocking;
   MPI_Request* request = nullptr;  // nonblocking and persistent: where the request goes
   MPI_Info info = MPI_INFO_NULL;   // persistent collectives

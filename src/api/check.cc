@@ -6,20 +6,36 @@
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
+#include <string>
 
 #include "op/op.h"
+#include "runtime/win.h"
 
 namespace shmcoll::api::check {
 
 int fail(const Call& call, int cls, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  const int code = vraisef(call.comm, call.fn, cls, fmt, ap);
+  const int code = call.win != MPI_WIN_NULL ? vraisefWin(call.win, call.fn, cls, fmt, ap)
+                                            : vraisef(call.comm, call.fn, cls, fmt, ap);
   va_end(ap);
   return code;
 }
 
-int engine(const Call& call, int rc) { return raise(call.comm, call.fn, rc); }
+int engine(const Call& call, int rc) {
+  if (call.win == MPI_WIN_NULL) return raise(call.comm, call.fn, rc);
+  const std::string why = lastReason();
+  clearReason();
+  return fail(call, rc, "%s", why.c_str());
+}
+
+int win(const Call& call, const char* arg, MPI_Win h, rt::Win** out) {
+  if (!active()) return cold::notInitialized(call);
+  *out = rt::win(h);
+  if (*out) return MPI_SUCCESS;
+  return raisef(kNoComm, call.fn, MPI_ERR_WIN, "%s = %#x is %s", arg, static_cast<unsigned>(h),
+                h == MPI_WIN_NULL ? "MPI_WIN_NULL" : "not a valid window (never created, or freed)");
+}
 
 namespace cold {
 

@@ -28,6 +28,10 @@
 #include "runtime/info.h"
 #include "runtime/types.h"
 
+namespace shmcoll::rt {
+struct Win;
+}
+
 namespace shmcoll::api::check {
 
 // ---- failing --------------------------------------------------------------------
@@ -117,6 +121,9 @@ inline int typeAt(const Call& call, const char* array, uint64_t i, MPI_Datatype 
 
 // A reduction operation defined on `t` (MPI_ERR_OP).  A persistent collective holds it.
 int op(const Call& call, MPI_Op op, const dt::Type* t);
+
+// A valid window (MPI_ERR_WIN), and MPI is initialized.
+int win(const Call& call, const char* arg, MPI_Win h, rt::Win** out);
 
 // A valid group (MPI_ERR_GROUP).
 int group(const Call& call, const char* arg, MPI_Group h, rt::Group** out);

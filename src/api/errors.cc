@@ -21,6 +21,7 @@
 #include "common/settings.h"
 #include "runtime/comm.h"
 #include "runtime/context.h"
+#include "runtime/win.h"
 
 // The engine's error classes (common/status.h) are handed on as they are.
 static_assert(shmcoll::err::kBuffer == MPI_ERR_BUFFER && shmcoll::err::kCount == MPI_ERR_COUNT &&
@@ -92,10 +93,10 @@ const char* className(int cls) {
     case MPI_ERR_BASE: return "MPI_ERR_BASE: invalid base address";
     case MPI_ERR_LOCKTYPE: return "MPI_ERR_LOCKTYPE: invalid lock type";
     case MPI_ERR_RMA_CONFLICT: return "MPI_ERR_RMA_CONFLICT: conflicting window accesses";
-    case MPI_ERR_RMA_SYNC: return "MPI_ERR_RMA_SYNC: wrong window synchronization";
+    case MPI_ERR_RMA_SYNC: return "MPI_ERR_RMA_SYNC: RMA call outside the right synchronization";
     case MPI_ERR_ASSERT: return "MPI_ERR_ASSERT: invalid assertion";
     case MPI_ERR_RMA_RANGE: return "MPI_ERR_RMA_RANGE: target memory outside the window";
-    case MPI_ERR_RMA_ATTACH: return "MPI_ERR_RMA_ATTACH: memory cannot be attached";
+    case MPI_ERR_RMA_ATTACH: return "MPI_ERR_RMA_ATTACH: memory cannot be attached or detached";
     case MPI_ERR_RMA_SHARED: return "MPI_ERR_RMA_SHARED: memory cannot be shared";
     case MPI_ERR_RMA_FLAVOR: return "MPI_ERR_RMA_FLAVOR: wrong window flavor";
     case MPI_ERR_SESSION: return "MPI_ERR_SESSION: invalid session";
@@ -223,6 +224,33 @@ int dispatch(MPI_Comm comm, int code) {
   if (!c && rt::comm(MPI_COMM_WORLD) && active()) h = rt::comm(MPI_COMM_WORLD)->errhandler;
   return dispatchTo(h, comm, c ? c->name.empty() ? "a communicator" : c->name.c_str() : "an invalid communicator",
                     code);
+}
+
+int dispatchWin(MPI_Win win, int code) {
+  rt::Win* w = rt::win(win);
+  if (!w) return dispatch(kNoComm, code);
+  if (w->errhandler == MPI_ERRORS_RETURN) return code;
+  if (rt::Errhandler* e = rt::userErrhandler(w->errhandler)) {
+    MPI_Win ww = win;
+    int ec = code;
+    reinterpret_cast<MPI_Win_errhandler_function*>(e->fn)(&ww, &ec);
+    return code;
+  }
+  if (w->errhandler == MPI_ERRORS_ARE_FATAL || rt::comm(MPI_COMM_WORLD) == nullptr) {
+    char text[MPI_MAX_ERROR_STRING];
+    if (!lookupText(code, text)) snprintf(text, sizeof text, "%s", className(errorClassOf(code)));
+    const std::string who = whoAmI();
+    fprintf(stderr, "shmcoll: %s: %s\nshmcoll: %s: MPI_ERRORS_ARE_FATAL on %s: ending the job\n", who.c_str(), text,
+            who.c_str(), w->name.empty() ? "a window" : w->name.c_str());
+    rt::abortJob(errorClassOf(code), segment::kAbortFatal);
+  }
+  return dispatch(kNoComm, code);  // (MPI_ERRORS_ABORT and the like: as on MPI_COMM_WORLD)
+}
+
+int vraisefWin(MPI_Win win, const char* fn, int cls, const char* fmt, va_list ap) {
+  char buf[400];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  return dispatchWin(win, makeCode(cls, fn, buf));
 }
 
 int makeErrorCode(int cls, const char* fn, const char* fmt, ...) {
@@ -354,6 +382,33 @@ int commCreateErrhandler(Call&, MPI_Comm_errhandler_function* function, MPI_Errh
 
 int commCallErrhandler(Call&, rt::Comm* c, int errorcode) {
   dispatch(c->handle, errorcode);
+  return MPI_SUCCESS;
+}
+
+int winSetErrhandler(Call& call, rt::Win* w, MPI_Errhandler errhandler) {
+  if (!rt::validErrhandler(errhandler))
+    return check::fail(call, MPI_ERR_ARG, "errhandler = %#x is not a valid error handler",
+                       static_cast<unsigned>(errhandler));
+  if (rt::Errhandler* e = rt::userErrhandler(errhandler)) ++e->refs;
+  rt::releaseErrhandler(w->errhandler);
+  w->errhandler = errhandler;
+  return MPI_SUCCESS;
+}
+
+int winGetErrhandler(Call&, rt::Win* w, MPI_Errhandler* errhandler) {
+  if (rt::Errhandler* e = rt::userErrhandler(w->errhandler)) ++e->refs;
+  *errhandler = w->errhandler;
+  return MPI_SUCCESS;
+}
+
+// (Window and communicator handlers share the table: both handle types are int.)
+int winCreateErrhandler(Call&, MPI_Win_errhandler_function* function, MPI_Errhandler* errhandler) {
+  *errhandler = rt::newErrhandler(reinterpret_cast<MPI_Comm_errhandler_function*>(function));
+  return MPI_SUCCESS;
+}
+
+int winCallErrhandler(Call&, rt::Win* w, int errorcode) {
+  dispatchWin(w->handle, errorcode);
   return MPI_SUCCESS;
 }
 

@@ -60,11 +60,12 @@ KINDS = {
     'out': (None, 'notNull'),
     'inout': (None, 'notNull'),
     'status': (None, None),
+    'win': (None, 'win'),
 }
 RESOLVED = {  # checks that resolve a handle: the implementation gets this instead
     'comm': '::shmcoll::rt::Comm*', 'anyComm': '::shmcoll::rt::Comm*', 'type': 'const ::shmcoll::dt::Type*',
     'datatype': 'const ::shmcoll::dt::Type*', 'group': '::shmcoll::rt::Group*', 'info': '::shmcoll::rt::Info*',
-    'infoOrNull': '::shmcoll::rt::Info*',
+    'infoOrNull': '::shmcoll::rt::Info*', 'win': '::shmcoll::rt::Win*',
 }
 
 # ---- variants --------------------------------------------------------------------------
@@ -239,10 +240,13 @@ def entry(fn, name, big, req, desc):
         elif a.kind == 'info:writable':
             body.append(f'  SHMCOLL_CHECK(check::writable(call_, "{a.name}", {a.name}));')
 
-    if fn.initialized and not comms:
+    wins = [a for a in fn.args if a.check == 'win']
+    if fn.initialized and not comms and not wins:
         body.append('  SHMCOLL_CHECK(check::initialized(call_));')
-    for a in comms:  # first: they establish MPI_Init and where the other errors go
+    for a in comms + wins:  # first: they establish MPI_Init and where the other errors go
         check(a)
+        if a in wins:  # the window's error handler hears of what follows
+            body.append(f'  call_.win = {a.name};')
     if req:
         body.append('  SHMCOLL_CHECK(check::notNull(call_, "request", request));')
         body.append(f'  call_.mode = Mode::{MODES[req]};')
@@ -252,7 +256,7 @@ def entry(fn, name, big, req, desc):
             body.append('  PersistentInit held_;  // (before the checks: they add the datatypes to hold)')
             body.append('  call_.record = &held_;')
     for a in fn.args:
-        if a in comms or (req and a.kind == 'status'):
+        if a in comms or a in wins or (req and a.kind == 'status'):
             continue
         check(a)
     for a in fn.args:

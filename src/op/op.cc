@@ -374,6 +374,19 @@ void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype 
   }
 }
 
+int basicType(const dt::Type* t) { return singleBuiltin(t); }
+
+void applyPacked(MPI_Op op, const void* in, void* inout, uint64_t bytes, int basic) {
+  if (bytes == 0 || op == MPI_NO_OP) return;
+  if (op == MPI_REPLACE) {
+    memmove(inout, in, bytes);
+    return;
+  }
+  const OpInfo* info = predefined(op);
+  const Basic* b = basicOf(basic);
+  if (info && b) b->fn(info->kind, in, inout, bytes / b->packedSize, true);
+}
+
 // ---- user operations (used by api/op.cc) ----------------------------------------------
 
 MPI_Op create(MPI_User_function* fn, MPI_User_function_c* fnc, bool commute) {

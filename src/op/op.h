@@ -50,6 +50,14 @@ void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype 
 void hold(MPI_Op op);
 void unhold(MPI_Op op);
 
+// One-sided accumulates: the one predefined type `t`'s type map is made of
+// (its handle; 0 when it mixes several or is empty), and inout = in (op)
+// inout over `bytes` bytes of the packed stream of that predefined type
+// `basic` (MPI_REPLACE copies, MPI_NO_OP does nothing).  `op` is predefined
+// and check() accepted it for `basic`.
+int basicType(const dt::Type* t);
+void applyPacked(MPI_Op op, const void* in, void* inout, uint64_t bytes, int basic);
+
 // The engine's view of (op, type) for a reduction (coll::Operator): apply()
 // above with the resolved type, and hold()/unhold() of the operation.
 // `check` must have accepted (op, type).

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "runtime/comm.h"
+#include "runtime/win.h"
 
 namespace shmcoll::rt {
 
@@ -104,6 +105,10 @@ AttrList* attrList(AttrKind kind, int obj, bool create) {
   if (kind == AttrKind::kComm) {
     Comm* c = anyComm(obj);  // (an idup copies attributes before it completes)
     return c ? &c->attrs : nullptr;
+  }
+  if (kind == AttrKind::kWin) {
+    Win* w = win(obj);
+    return w ? &w->attrs : nullptr;
   }
   if (create) return &gTypeAttrs[obj];
   auto it = gTypeAttrs.find(obj);

@@ -1,5 +1,5 @@
-// Attribute caching: keyvals and the attributes cached on communicators and
-// datatypes.
+// Attribute caching: keyvals and the attributes cached on communicators,
+// datatypes and windows.
 //
 // A keyval is an entry in a table keyed by its handle, 0x25000000 | serial.
 // Serials are never reused while the 24-bit space lasts, so a stale handle
@@ -31,11 +31,11 @@
 
 namespace shmcoll::rt {
 
-enum class AttrKind : uint8_t { kComm, kType };
+enum class AttrKind : uint8_t { kComm, kType, kWin };
 
-// The communicator and datatype callbacks have one C signature here, since
-// both handle types are int.
-static_assert(std::is_same_v<MPI_Comm, int> && std::is_same_v<MPI_Datatype, int>);
+// The communicator, datatype and window callbacks have one C signature here,
+// since the three handle types are int.
+static_assert(std::is_same_v<MPI_Comm, int> && std::is_same_v<MPI_Datatype, int> && std::is_same_v<MPI_Win, int>);
 using AttrCopyFn = int(int oldObj, int keyval, void* extra, void* valueIn, void* valueOut, int* flag);
 using AttrDeleteFn = int(int obj, int keyval, void* value, void* extra);
 

@@ -1,0 +1,309 @@
+// One-sided data movement: put, get, the accumulates, fetch-and-op,
+// compare-and-swap and their request forms.
+//
+// Every operation completes in its call (runtime/win.h: every member reaches
+// every window directly): the origin side is packed into, or unpacked from,
+// a contiguous stream (skipped when the origin type is contiguous), and the
+// target side moves through runtime/win.cc (a copy through the type's runs,
+// or process_vm_readv/writev).  Accumulates read the target's elements,
+// combine and write them back under the target's accumulate mutex, so
+// concurrent accumulates to one location from many ranks are atomic per
+// element for every operation and type.  The request forms hand out a
+// request that is already complete.
+//
+// Checks, in this order: the target rank (MPI_ERR_RANK; MPI_PROC_NULL makes
+// the call do nothing), an access epoch to that target (MPI_ERR_RMA_SYNC),
+// matching origin and target type signatures (MPI_ERR_TYPE), the target
+// region inside the target's window (MPI_ERR_RMA_RANGE), so nothing is
+// written outside a window.
+#include <cstring>
+#include <vector>
+
+#include "api/check.h"
+#include "api/request.h"
+#include "op/op.h"
+#include "runtime/win.h"
+
+namespace shmcoll::api::impl {
+
+namespace {
+
+// Staging for origin data that is not contiguous and for the target's old
+// values (per thread: the calls never nest).
+thread_local std::vector<char> tStage[3];
+char* stage(int i, uint64_t bytes) {
+  if (tStage[i].size() < bytes) tStage[i].resize(bytes);
+  return tStage[i].data();
+}
+
+struct Target {
+  uint32_t rank = 0;
+  uint64_t addr = 0;  // the element origin, in the target's addresses
+};
+
+// Checks the target of a call; *skip for MPI_PROC_NULL.  `passive`: the
+// request forms, which need a lock epoch.
+int target(Call& call, rt::Win* w, int rank, MPI_Aint disp, uint64_t count, const dt::Type* t, bool passive,
+           Target* out, bool* skip) {
+  *skip = rank == MPI_PROC_NULL;
+  if (*skip) return MPI_SUCCESS;
+  if (rank < 0 || static_cast<uint32_t>(rank) >= w->nranks)
+    return check::fail(call, MPI_ERR_RANK, "target_rank = %d is not a rank of the window's group (size %u)", rank,
+                       w->nranks);
+  const uint32_t r = static_cast<uint32_t>(rank);
+  const bool locked = w->lockAll || w->locked[r];
+  if (passive ? !locked : !(locked || w->fenceOpen || (w->started && w->inStart[r])))
+    return check::fail(call, MPI_ERR_RMA_SYNC,
+                       passive ? "target_rank = %d: a request-based operation needs a passive-target epoch "
+                                 "(MPI_Win_lock or MPI_Win_lock_all) open to the target"
+                               : "target_rank = %d: no access epoch is open to the target (call MPI_Win_fence, "
+                                 "MPI_Win_lock, MPI_Win_lock_all or MPI_Win_start first)",
+                       rank);
+  const rt::WinPeer& p = w->peers[r];
+  out->rank = r;
+  out->addr = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? static_cast<uint64_t>(disp)
+                                                  : p.base + static_cast<uint64_t>(disp * p.dispUnit);
+  if (count == 0 || t->size == 0) return MPI_SUCCESS;
+  const __int128 lo = static_cast<__int128>(static_cast<int64_t>(out->addr)) + t->trueLb;
+  const __int128 hi = lo - t->trueLb + static_cast<__int128>(count - 1) * t->extent() + t->trueUb;
+  if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+    if (lo < 0 || !rt::winCovers(*w, r, static_cast<uint64_t>(lo), static_cast<uint64_t>(hi - lo)))
+      return check::fail(call, MPI_ERR_RMA_RANGE,
+                         "target_disp = %ld with %llu elements of target_datatype reaches bytes [%#llx, %#llx) of "
+                         "rank %d, which no region attached to the window holds",
+                         static_cast<long>(disp), static_cast<unsigned long long>(count),
+                         static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi), rank);
+    return MPI_SUCCESS;
+  }
+  const __int128 base = static_cast<__int128>(p.base);
+  if (lo < base || hi > base + static_cast<__int128>(p.size))
+    return check::fail(call, MPI_ERR_RMA_RANGE,
+                       "target_disp = %ld (disp_unit %d) with %llu elements of target_datatype reaches bytes "
+                       "[%lld, %lld) of rank %d's window, which holds %llu bytes",
+                       static_cast<long>(disp), p.dispUnit, static_cast<unsigned long long>(count),
+                       static_cast<long long>(lo - base), static_cast<long long>(hi - base), rank,
+                       static_cast<unsigned long long>(p.size));
+  return MPI_SUCCESS;
+}
+
+int sameBytes(Call& call, const char* what, uint64_t a, const char* whatB, uint64_t b) {
+  if (a == b) return MPI_SUCCESS;
+  return check::fail(call, MPI_ERR_TYPE, "%s describe %llu bytes but %s describe %llu: the type signatures differ",
+                     what, static_cast<unsigned long long>(a), whatB, static_cast<unsigned long long>(b));
+}
+
+// The origin's data as a packed stream.
+const char* packOrigin(const void* buf, uint64_t count, const dt::Type* t, int slot) {
+  if (t->contiguous) return static_cast<const char*>(buf) + t->trueLb;
+  char* s = stage(slot, count * t->size);
+  dt::Cursor(buf, count, t).pack(0, s, count * t->size);
+  return s;
+}
+
+// An accumulate's operation and types: a predefined operation (MPI_REPLACE
+// and MPI_NO_OP too) defined on the target type's predefined type, which the
+// origin type shares.  *basic gets that predefined type.
+int accOp(Call& call, MPI_Op op, const dt::Type* origin, const dt::Type* tt, int* basic) {
+  *basic = op::basicType(tt);
+  if (op != MPI_REPLACE && op != MPI_NO_OP) {
+    if (op::valid(op) && !op::isPredefined(op))
+      return check::fail(call, MPI_ERR_OP, "op is a user-defined operation, which one-sided accumulates do not allow");
+    if (int rc = op::check(op, tt->handle)) return check::engine(call, rc);
+  } else if (!op::isPredefined(op)) {
+    return check::fail(call, MPI_ERR_OP, "op = %#x is not a valid operation", static_cast<unsigned>(op));
+  }
+  if (tt->size > 0 && !*basic)
+    return check::fail(call, MPI_ERR_TYPE, "target_datatype mixes several predefined types (an accumulate needs one)");
+  if (origin && origin->size > 0 && op::basicType(origin) != *basic)
+    return check::fail(call, MPI_ERR_TYPE,
+                       "origin_datatype and target_datatype are not made of the same predefined type");
+  return MPI_SUCCESS;
+}
+
+// Target elements (t.addr, count, tt) = origin (op) themselves; with `result`,
+// their old values go to (result, rcount, rtype) first.
+int combine(Call& call, rt::Win* w, const Target& t, uint64_t count, const dt::Type* tt, MPI_Op op, int basic,
+            const char* origin, void* result, uint64_t rcount, const dt::Type* rtype) {
+  const uint64_t bytes = count * tt->size;
+  if (bytes == 0) return MPI_SUCCESS;
+  if (int rc = rt::winAccLock(*w, t.rank)) return check::engine(call, rc);
+  int rc = 0;
+  if (!result && op == MPI_REPLACE) {
+    rc = rt::winWrite(*w, t.rank, t.addr, count, tt, origin);
+  } else if (result || op != MPI_NO_OP) {
+    char* old = result && rtype->contiguous ? static_cast<char*>(result) + rtype->trueLb : stage(1, bytes);
+    rc = rt::winRead(*w, t.rank, t.addr, count, tt, old);
+    if (rc == 0 && result && !rtype->contiguous) dt::Cursor(result, rcount, rtype).unpack(0, old, bytes);
+    if (rc == 0 && op != MPI_NO_OP) {
+      char* acc = old;
+      if (result) {  // (the result keeps the old values)
+        acc = stage(2, bytes);
+        memcpy(acc, old, bytes);
+      }
+      op::applyPacked(op, origin, acc, bytes, basic);
+      rc = rt::winWrite(*w, t.rank, t.addr, count, tt, acc);
+    }
+  }
+  rt::winAccUnlock(*w, t.rank);
+  return rc ? check::engine(call, rc) : MPI_SUCCESS;
+}
+
+void completeRequest(Call& call, MPI_Request* request) { *request = newRequest(new DoneRequest, kNoComm, call.fn); }
+
+}  // namespace
+
+template <class C>
+int put(Call& call, const void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
+        const dt::Type* ttype, rt::Win* w, bool passive = false) {
+  Target t;
+  bool skip;
+  SHMCOLL_CHECK(target(call, w, rank, disp, static_cast<uint64_t>(tcount), ttype, passive, &t, &skip));
+  if (skip) return MPI_SUCCESS;
+  const uint64_t bytes = static_cast<uint64_t>(ocount) * otype->size;
+  SHMCOLL_CHECK(sameBytes(call, "origin_count and origin_datatype", bytes, "target_count and target_datatype",
+                          static_cast<uint64_t>(tcount) * ttype->size));
+  if (bytes == 0) return MPI_SUCCESS;
+  SHMCOLL_CHECK(check::buffer(call, "origin_addr", origin, static_cast<uint64_t>(ocount), otype));
+  const char* src = packOrigin(origin, static_cast<uint64_t>(ocount), otype, 0);
+  if (int rc = rt::winWrite(*w, t.rank, t.addr, static_cast<uint64_t>(tcount), ttype, src))
+    return check::engine(call, rc);
+  return MPI_SUCCESS;
+}
+
+template <class C>
+int get(Call& call, void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
+        const dt::Type* ttype, rt::Win* w, bool passive = false) {
+  Target t;
+  bool skip;
+  SHMCOLL_CHECK(target(call, w, rank, disp, static_cast<uint64_t>(tcount), ttype, passive, &t, &skip));
+  if (skip) return MPI_SUCCESS;
+  const uint64_t bytes = static_cast<uint64_t>(ocount) * otype->size;
+  SHMCOLL_CHECK(sameBytes(call, "origin_count and origin_datatype", bytes, "target_count and target_datatype",
+                          static_cast<uint64_t>(tcount) * ttype->size));
+  if (bytes == 0) return MPI_SUCCESS;
+  SHMCOLL_CHECK(check::buffer(call, "origin_addr", origin, static_cast<uint64_t>(ocount), otype));
+  char* dst = otype->contiguous ? static_cast<char*>(origin) + otype->trueLb : stage(0, bytes);
+  if (int rc = rt::winRead(*w, t.rank, t.addr, static_cast<uint64_t>(tcount), ttype, dst))
+    return check::engine(call, rc);
+  if (!otype->contiguous) dt::Cursor(origin, static_cast<uint64_t>(ocount), otype).unpack(0, dst, bytes);
+  return MPI_SUCCESS;
+}
+
+template <class C>
+int accumulate(Call& call, const void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
+               const dt::Type* ttype, MPI_Op op, rt::Win* w, bool passive = false) {
+  if (op == MPI_NO_OP)
+    return check::fail(call, MPI_ERR_OP, "op = MPI_NO_OP is allowed only in MPI_Get_accumulate and MPI_Fetch_and_op");
+  int basic = 0;
+  SHMCOLL_CHECK(accOp(call, op, otype, ttype, &basic));
+  Target t;
+  bool skip;
+  SHMCOLL_CHECK(target(call, w, rank, disp, static_cast<uint64_t>(tcount), ttype, passive, &t, &skip));
+  if (skip) return MPI_SUCCESS;
+  const uint64_t bytes = static_cast<uint64_t>(ocount) * otype->size;
+  SHMCOLL_CHECK(sameBytes(call, "origin_count and origin_datatype", bytes, "target_count and target_datatype",
+                          static_cast<uint64_t>(tcount) * ttype->size));
+  if (bytes == 0) return MPI_SUCCESS;
+  SHMCOLL_CHECK(check::buffer(call, "origin_addr", origin, static_cast<uint64_t>(ocount), otype));
+  const char* src = packOrigin(origin, static_cast<uint64_t>(ocount), otype, 0);
+  return combine(call, w, t, static_cast<uint64_t>(tcount), ttype, op, basic, src, nullptr, 0, nullptr);
+}
+
+template <class C>
+int getAccumulate(Call& call, const void* origin, C ocount, MPI_Datatype otypeH, void* result, C rcount,
+                  const dt::Type* rtype, int rank, MPI_Aint disp, C tcount, const dt::Type* ttype, MPI_Op op,
+                  rt::Win* w, bool passive = false) {
+  const dt::Type* otype = nullptr;
+  if (op != MPI_NO_OP) {  // (MPI_NO_OP ignores the origin arguments)
+    SHMCOLL_CHECK(check::count(call, "origin_count", static_cast<int64_t>(ocount)));
+    SHMCOLL_CHECK(check::datatype(call, "origin_datatype", otypeH, &otype));
+  }
+  int basic = 0;
+  SHMCOLL_CHECK(accOp(call, op, otype, ttype, &basic));
+  Target t;
+  bool skip;
+  SHMCOLL_CHECK(target(call, w, rank, disp, static_cast<uint64_t>(tcount), ttype, passive, &t, &skip));
+  if (skip) return MPI_SUCCESS;
+  const uint64_t bytes = static_cast<uint64_t>(tcount) * ttype->size;
+  if (otype)
+    SHMCOLL_CHECK(sameBytes(call, "origin_count and origin_datatype", static_cast<uint64_t>(ocount) * otype->size,
+                            "target_count and target_datatype", bytes));
+  SHMCOLL_CHECK(sameBytes(call, "result_count and result_datatype", static_cast<uint64_t>(rcount) * rtype->size,
+                          "target_count and target_datatype", bytes));
+  if (bytes == 0) return MPI_SUCCESS;
+  SHMCOLL_CHECK(check::buffer(call, "result_addr", result, static_cast<uint64_t>(rcount), rtype));
+  const char* src = nullptr;
+  if (otype) {
+    SHMCOLL_CHECK(check::buffer(call, "origin_addr", origin, static_cast<uint64_t>(ocount), otype));
+    src = packOrigin(origin, static_cast<uint64_t>(ocount), otype, 0);
+  }
+  return combine(call, w, t, static_cast<uint64_t>(tcount), ttype, op, basic, src, result,
+                 static_cast<uint64_t>(rcount), rtype);
+}
+
+int fetchAndOp(Call& call, const void* origin, void* result, const dt::Type* type, int rank, MPI_Aint disp, MPI_Op op,
+               rt::Win* w) {
+  if (!type->builtin)
+    return check::fail(call, MPI_ERR_TYPE, "datatype must be a predefined datatype for MPI_Fetch_and_op");
+  return getAccumulate<int>(call, origin, 1, type->handle, result, 1, type, rank, disp, 1, type, op, w);
+}
+
+int compareAndSwap(Call& call, const void* origin, const void* compare, void* result, const dt::Type* type, int rank,
+                   MPI_Aint disp, rt::Win* w) {
+  if (!type->builtin || type->size == 0 || type->size != static_cast<uint64_t>(type->extent()))
+    return check::fail(call, MPI_ERR_TYPE,
+                       "datatype must be a predefined integer, logical or byte datatype for MPI_Compare_and_swap");
+  Target t;
+  bool skip;
+  SHMCOLL_CHECK(target(call, w, rank, disp, 1, type, false, &t, &skip));
+  if (skip) return MPI_SUCCESS;
+  for (const auto& [arg, p] :
+       {std::pair<const char*, const void*>{"origin_addr", origin}, {"compare_addr", compare}, {"result_addr", result}})
+    SHMCOLL_CHECK(check::buffer(call, arg, p, 1, type));
+  if (int rc = rt::winAccLock(*w, t.rank)) return check::engine(call, rc);
+  char old[64];
+  int rc = rt::winRead(*w, t.rank, t.addr, 1, type, old);
+  if (rc == 0 && memcmp(old, compare, type->size) == 0) rc = rt::winWrite(*w, t.rank, t.addr, 1, type, origin);
+  rt::winAccUnlock(*w, t.rank);
+  if (rc) return check::engine(call, rc);
+  memcpy(result, old, type->size);
+  return MPI_SUCCESS;
+}
+
+template <class C>
+int rput(Call& call, const void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
+         const dt::Type* ttype, rt::Win* w, MPI_Request* request) {
+  SHMCOLL_CHECK(put(call, origin, ocount, otype, rank, disp, tcount, ttype, w, true));
+  completeRequest(call, request);
+  return MPI_SUCCESS;
+}
+
+template <class C>
+int rget(Call& call, void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
+         const dt::Type* ttype, rt::Win* w, MPI_Request* request) {
+  SHMCOLL_CHECK(get(call, origin, ocount, otype, rank, disp, tcount, ttype, w, true));
+  completeRequest(call, request);
+  return MPI_SUCCESS;
+}
+
+template <class C>
+int raccumulate(Call& call, const void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
+                const dt::Type* ttype, MPI_Op op, rt::Win* w, MPI_Request* request) {
+  SHMCOLL_CHECK(accumulate(call, origin, ocount, otype, rank, disp, tcount, ttype, op, w, true));
+  completeRequest(call, request);
+  return MPI_SUCCESS;
+}
+
+template <class C>
+int rgetAccumulate(Call& call, const void* origin, C ocount, MPI_Datatype otype, void* result, C rcount,
+                   const dt::Type* rtype, int rank, MPI_Aint disp, C tcount, const dt::Type* ttype, MPI_Op op,
+                   rt::Win* w, MPI_Request* request) {
+  SHMCOLL_CHECK(
+      getAccumulate(call, origin, ocount, otype, result, rcount, rtype, rank, disp, tcount, ttype, op, w, true));
+  completeRequest(call, request);
+  return MPI_SUCCESS;
+}
+
+}  // namespace shmcoll::api::impl
+
+#include "generated/entry_rma.inc"  // the MPI_ and PMPI_ entry points (src/api/desc/rma.txt)
