@@ -250,6 +250,15 @@ class Endpoint {
 
   void addActive(Request* r) { active_.push_back(r); }
 
+  bool contextBusy(uint32_t id) const {
+    const uint32_t internal = kInternalCtx | id;
+    for (const RecvReq* r : posted_)
+      if (r->ctx == id || r->ctx == internal) return true;
+    for (const Request* r : active_)
+      if (!r->done && r->usesContext(internal)) return true;
+    return false;
+  }
+
   uint32_t cellsInUse() const {
     uint32_t n = 0;
     for (uint32_t i = 0; i < kP2pCells; ++i) n += cell(i)->busy.load(std::memory_order_acquire) != 0;
@@ -644,6 +653,8 @@ void release(Request* r) {
   }
   r->freed = true;  // kOther requests are on the active list until done
 }
+
+bool contextBusy(uint32_t id) { return gEndpoint.contextBusy(id); }
 
 uint32_t cellsInUse() { return gEndpoint.cellsInUse(); }
 

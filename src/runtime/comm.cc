@@ -21,6 +21,7 @@ constexpr uint32_t kWorldCtx = 0, kSelfCtx = 1;
 
 Comm gWorld, gSelf;
 std::vector<std::unique_ptr<Comm>> gComms(1);
+std::vector<Comm*> gFreed;  // freed while in use (freeComm): destroyed by reapFreed()
 std::vector<std::unique_ptr<Group>> gGroups(1);
 std::vector<std::unique_ptr<Errhandler>> gErrh(1);
 Group gEmpty;
@@ -170,6 +171,7 @@ int runSchedule(Start&& start) {
 }  // namespace
 
 void freeContexts(bool async, uint64_t out[segment::kMaxContexts / 64]) {
+  reapFreed();
   const Context& c = ctx();
   std::fill(out, out + segment::kMaxContexts / 64, 0ull);
   for (uint32_t i = async ? kAsyncCtxFirst : 0; i < (async ? segment::kMaxContexts : kAsyncCtxFirst); ++i)
@@ -413,23 +415,42 @@ void destroyComm(Comm* c) {
   uint32_t i = static_cast<uint32_t>(c->handle) & 0x00ffffffu;
   gComms[i].reset();
 }
+
+bool inUse(const Comm& c) { return c.holds || p2p::contextBusy(c.team.ctxId); }
 }  // namespace
 
+void reapFreed() {
+  for (size_t i = 0; i < gFreed.size();) {
+    if (inUse(*gFreed[i])) {
+      ++i;
+      continue;
+    }
+    destroyComm(gFreed[i]);
+    gFreed[i] = gFreed.back();
+    gFreed.pop_back();
+  }
+}
+
+// Local: a member that frees a communicator has finished its collectives on
+// it, and a message still to arrive on it is one a receive posted here waits
+// for, which keeps the id taken (inUse).  Sequence numbers only grow, so a
+// member still reading this rank's lines of the last operation is not
+// misled when the id is reused.
 int freeComm(Comm* c) {
-  int rc = c->inter ? runSchedule([&](p2p::Request** r) { return coll::startBarrier(coll::Place{&c->peers}, r); })
-                     : coll::barrierOn(c->team);
-  if (c->holds) {
-    c->freed = true;
-    return rc;
+  c->freed = true;
+  if (inUse(*c)) {
+    gFreed.push_back(c);
+    return kOk;
   }
   destroyComm(c);
-  return rc;
+  return kOk;
 }
 
 void holdComm(Comm* c) { ++c->holds; }
 
 void releaseComm(Comm* c) {
-  if (--c->holds == 0 && c->freed) destroyComm(c);
+  --c->holds;
+  if (c->freed) reapFreed();
 }
 
 namespace {

@@ -45,7 +45,7 @@ struct Comm {
   Info hints;      // MPI_Comm_set_info / MPI_Comm_dup_with_info hints, as set
   std::shared_ptr<const Topology> topo;  // its process topology (runtime/topo.h), kept by dup and idup
   uint32_t holds = 0;  // persistent collective requests on it (holdComm)
-  bool freed = false;  // MPI_Comm_free'd while held: no handle finds it, it waits for the last release
+  bool freed = false;  // MPI_Comm_free'd while in use: no handle finds it, it waits (freeComm)
 };
 
 struct Group {
@@ -100,9 +100,14 @@ int splitComm(Comm& parent, int color, int key, Comm** out);
 int createComm(Comm& parent, const Group& g, Comm** out);
 // Collective over the members of `g` only (the caller must be one).
 int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out);
-// Collective: waits for every member, then releases the handle and context
-// (or, while persistent requests hold it, hides it until the last release).
+// MPI_Comm_free, local (the standard expects it so): the handle goes at
+// once; the context id and the Comm stay while persistent requests hold it
+// or operations of this rank still use its context (p2p::contextBusy), until
+// reapFreed() finds them unused.
 int freeComm(Comm* c);
+// Destroys the freed communicators nothing uses any more (run before free
+// context ids are collected).
+void reapFreed();
 // A persistent collective request keeps its communicator, which the standard
 // lets the program free first: the request still starts on it, and its
 // context id stays taken (so no new communicator's traffic can meet its

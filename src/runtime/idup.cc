@@ -116,6 +116,8 @@ class Agreement final : public p2p::Request {
     }
   }
 
+  bool usesContext(uint32_t ctx) const override { return ctx == ctx_; }
+
   bool step() override {
     bool did = reapSends();
     for (;;) {
