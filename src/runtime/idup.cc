@@ -48,6 +48,10 @@
 // on it.  Every message goes between a member and the leader, and each pair's
 // messages arrive in order, so one tag serves all rounds.
 //
+// Callers free the duplicates in whatever order they made them, which may
+// differ between members as the idups' order did: MPI_Comm_free is local
+// (runtime/comm.h), so no order of frees can deadlock either.
+//
 // Cost: two message round trips between the leader and every member when
 // nothing contends, two more per round lost to a higher-priority agreement;
 // 32-byte messages.  The new communicator's attributes were copied when
