@@ -3,11 +3,11 @@
 // of per-rank mailboxes safely.
 #pragma once
 
-#include <bitset>
 #include <cstdint>
 #include <vector>
 
 #include "transport/world.h"
+#include "runtime/ids.h"
 #include "segment/layout.h"
 
 namespace shmcoll::rt {
@@ -21,7 +21,8 @@ struct Context {
   int threadLevel = 0;
   bool initialized = false;
   bool finalized = false;
-  std::bitset<segment::kMaxContexts> ctxUsed;  // context ids this rank's communicators hold
+  IdSet<kCtxIds> ctxUsed;                  // context ids this rank's communicators hold
+  IdSet<segment::kMaxContexts> linesUsed;  // and their line sets (runtime/ids.h)
 };
 
 Context& ctx();

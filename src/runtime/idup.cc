@@ -14,7 +14,8 @@
 //
 // The protocol.
 //  1. Ranges: blocking creations use ids below kAsyncCtxFirst, idups the 64
-//     ids from kAsyncCtxFirst up (runtime/comm.h), so the two kinds never
+//     ids from kAsyncCtxFirst up, and the same for line sets from
+//     kAsyncLinesFirst (runtime/ids.h), so the two kinds never
 //     contend.
 //  2. Start: every member tells the leader (rank 0 of the parent's schedule
 //     team: the parent, or both groups of an intercommunicator) that it has
@@ -71,8 +72,8 @@ namespace shmcoll::rt {
 
 namespace {
 
-constexpr uint32_t kAsyncIds = segment::kMaxContexts - kAsyncCtxFirst;
-static_assert(kAsyncIds == 64, "one 64-bit word of offered ids");
+static_assert(kCtxIds - kAsyncCtxFirst == 64 && segment::kMaxContexts - kAsyncLinesFirst == 64,
+              "one 64-bit word of offered ids, one of line sets");
 constexpr uint32_t kNone = UINT32_MAX;
 
 enum Kind : uint32_t { kStart = 1, kGo, kOffer, kResult };
@@ -84,6 +85,9 @@ struct Msg {
   uint32_t round = 0;
   uint64_t freeIds = 0;    // kOffer: bit i = id kAsyncCtxFirst + i is free here (0 without the lock)
   uint64_t highSeq = 0;    // kOffer: mine; kResult: the maximum
+  uint64_t freeLines = 0;  // kOffer: bit i = line set kAsyncLinesFirst + i is free here (0 without the lock)
+  uint32_t lines = kNone;  // kResult: the line set picked (kNone: none was free everywhere)
+  uint32_t pad = 0;
 };
 
 const dt::Type* byteType() {
@@ -157,7 +161,8 @@ class Agreement final : public p2p::Request {
           did = true;
           ++round_;
           const bool own = tryLock();
-          Msg mine{kOffer, own ? 1u : 0u, kNone, round_, own ? freeIds() : 0, transport::lanes().highSeq};
+          Msg mine{kOffer, own ? 1u : 0u, kNone, round_, 0, transport::lanes().highSeq};
+          if (own) offerFree(&mine);
           if (!leader()) {
             out1_ = mine;
             send(0, out1_);
@@ -172,15 +177,17 @@ class Agreement final : public p2p::Request {
         }
         case Phase::kGatherOffers: {
           if (!received()) return did;
-          uint64_t common = ~0ull, high = 0;
+          uint64_t common = ~0ull, lines = ~0ull, high = 0;
           bool allOwned = true;
           for (uint32_t p = 0; p < size(); ++p) {
             common &= in_[p].freeIds;
+            lines &= in_[p].freeLines;
             allOwned &= in_[p].flag != 0;
             high = std::max(high, in_[p].highSeq);
           }
           resultMsg_ = {kResult, allOwned ? 1u : 0u, common ? kAsyncCtxFirst + __builtin_ctzll(common) : kNone,
                         round_, 0, high};
+          resultMsg_.lines = lines ? kAsyncLinesFirst + __builtin_ctzll(lines) : kNoLines;
           for (uint32_t p = 1; p < size(); ++p) send(p, resultMsg_);
           onResult(resultMsg_);
           return true;  // a lost round lets the other requests step before the next
@@ -241,10 +248,11 @@ class Agreement final : public p2p::Request {
     p2p::release(r);
   }
 
-  uint64_t freeIds() const {
-    uint64_t f[segment::kMaxContexts / 64];
-    freeContexts(true, f);
-    return f[kAsyncCtxFirst / 64];
+  static void offerFree(Msg* m) {
+    FreeIds f;
+    freeIds(true, &f);
+    m->freeIds = f.ctx[kAsyncCtxFirst / 64];
+    m->freeLines = f.lines[kAsyncLinesFirst / 64];
   }
 
   bool tryLock() {
@@ -271,7 +279,7 @@ class Agreement final : public p2p::Request {
   void onResult(const Msg& r) {
     if (gLockOwner == this) gLockOwner = nullptr;
     if (r.ctxId != kNone) {
-      activate(*nc_, r.ctxId, r.highSeq);
+      activate(*nc_, r.ctxId, r.highSeq, r.lines);
       finish(0, nullptr);
     } else if (r.flag) {
       finish(MPI_ERR_OTHER,
