@@ -30,7 +30,9 @@ static void fail(const char *what, size_t n, long off, int got, int want) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-static unsigned char pat(int src, int salt, size_t i) { return (unsigned char)(src * 37 + salt * 101 + i * 13 + (i >> 8)); }
+static unsigned char pat(int src, int salt, size_t i) {
+  return (unsigned char)(src * 37 + salt * 101 + i * 13 + (i >> 8));
+}
 
 /* The receive area holds `n` bytes from `src` with `salt` between guards of 0xA5. */
 static void check(const unsigned char *area, size_t n, int src, int salt, const char *what) {

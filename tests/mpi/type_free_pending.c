@@ -28,7 +28,7 @@ static void fail(const char *what, long count, long off, int got, int want) {
 
 static unsigned char pat(int src, long i) { return (unsigned char)(src * 53 + i * 7 + (i >> 8) + 1); }
 
-/* A type covering `blk` bytes out of every `stride`, `nblk` times, and the byte offsets it covers. */
+/* A committed type covering `blk` bytes out of every `stride`, `nblk` times. */
 static MPI_Datatype makeVector(int nblk, int blk, int stride) {
   MPI_Datatype t;
   MPI_Type_vector(nblk, blk, stride, MPI_BYTE, &t);
@@ -94,8 +94,8 @@ static void one(long count, int nblk, int blk, int stride, int useStruct) {
   MPI_Status sts[2];
   MPI_Waitall(2, req, sts);
   for (size_t i = 0; i < rbytes + 2 * GUARD; ++i)
-    if (rbuf[i] != image[i]) fail(useStruct ? "vector receive from a struct" : "vector receive", count, (long)i - GUARD,
-                                  rbuf[i], image[i]);
+    if (rbuf[i] != image[i])
+      fail(useStruct ? "vector receive from a struct" : "vector receive", count, (long)i - GUARD, rbuf[i], image[i]);
   free(rbuf), free(sbuf), free(image);
 }
 
