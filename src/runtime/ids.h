@@ -13,8 +13,8 @@
 // (coll/dispatch.cc), slower but with no limit.
 //
 // Blocking creations take ids and line sets below kAsyncCtxFirst and
-// kAsyncLinesFirst, MPI_Comm_idup the 64 of each from there (runtime/idup.cc
-// says why the ranges are apart).
+// kAsyncLinesFirst, MPI_Comm_idup the kAsyncIds ids and 64 line sets from
+// there (runtime/idup.cc says why the ranges are apart).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +26,8 @@
 namespace shmcoll::rt {
 
 constexpr uint32_t kCtxIds = 32768;
-constexpr uint32_t kAsyncCtxFirst = kCtxIds - 64;
+constexpr uint32_t kAsyncIds = 1024;
+constexpr uint32_t kAsyncCtxFirst = kCtxIds - kAsyncIds;
 constexpr size_t kCtxWords = kCtxIds / 64;
 constexpr uint32_t kAsyncLinesFirst = segment::kMaxContexts - 64;
 constexpr size_t kLineWords = segment::kMaxContexts / 64;

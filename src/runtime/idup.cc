@@ -13,8 +13,8 @@
 // another, and no two may install the same id at one rank.
 //
 // The protocol.
-//  1. Ranges: blocking creations use ids below kAsyncCtxFirst, idups the 64
-//     ids from kAsyncCtxFirst up, and the same for line sets from
+//  1. Ranges: blocking creations use ids below kAsyncCtxFirst, idups the
+//     kAsyncIds ids from kAsyncCtxFirst up, and the 64 line sets from
 //     kAsyncLinesFirst (runtime/ids.h), so the two kinds never
 //     contend.
 //  2. Start: every member tells the leader (rank 0 of the parent's schedule
@@ -55,7 +55,7 @@
 //
 // Cost: two message round trips between the leader and every member when
 // nothing contends, two more per round lost to a higher-priority agreement;
-// 32-byte messages.  The new communicator's attributes were copied when
+// 168-byte messages.  The new communicator's attributes were copied when
 // MPI_Comm_idup was called, as the standard asks.
 #include "runtime/idup.h"
 
@@ -72,8 +72,8 @@ namespace shmcoll::rt {
 
 namespace {
 
-static_assert(kCtxIds - kAsyncCtxFirst == 64 && segment::kMaxContexts - kAsyncLinesFirst == 64,
-              "one 64-bit word of offered ids, one of line sets");
+constexpr size_t kAsyncWords = kAsyncIds / 64;
+static_assert(segment::kMaxContexts - kAsyncLinesFirst == 64, "one 64-bit word of offered line sets");
 constexpr uint32_t kNone = UINT32_MAX;
 
 enum Kind : uint32_t { kStart = 1, kGo, kOffer, kResult };
@@ -83,11 +83,11 @@ struct Msg {
   uint32_t flag = 0;       // kStart: my copy failed; kGo: a copy failed; kOffer: I hold my lock; kResult: all did
   uint32_t ctxId = kNone;  // kResult: the pick
   uint32_t round = 0;
-  uint64_t freeIds = 0;    // kOffer: bit i = id kAsyncCtxFirst + i is free here (0 without the lock)
   uint64_t highSeq = 0;    // kOffer: mine; kResult: the maximum
   uint64_t freeLines = 0;  // kOffer: bit i = line set kAsyncLinesFirst + i is free here (0 without the lock)
   uint32_t lines = kNone;  // kResult: the line set picked (kNone: none was free everywhere)
   uint32_t pad = 0;
+  uint64_t freeIds[kAsyncWords] = {};  // kOffer: bit i = id kAsyncCtxFirst + i is free here (0 without the lock)
 };
 
 const dt::Type* byteType() {
@@ -161,7 +161,7 @@ class Agreement final : public p2p::Request {
           did = true;
           ++round_;
           const bool own = tryLock();
-          Msg mine{kOffer, own ? 1u : 0u, kNone, round_, 0, transport::lanes().highSeq};
+          Msg mine{kOffer, own ? 1u : 0u, kNone, round_, transport::lanes().highSeq};
           if (own) offerFree(&mine);
           if (!leader()) {
             out1_ = mine;
@@ -177,16 +177,17 @@ class Agreement final : public p2p::Request {
         }
         case Phase::kGatherOffers: {
           if (!received()) return did;
-          uint64_t common = ~0ull, lines = ~0ull, high = 0;
+          uint64_t common[kAsyncWords], lines = ~0ull, high = 0;
+          std::fill(std::begin(common), std::end(common), ~0ull);
           bool allOwned = true;
           for (uint32_t p = 0; p < size(); ++p) {
-            common &= in_[p].freeIds;
+            for (size_t k = 0; k < kAsyncWords; ++k) common[k] &= in_[p].freeIds[k];
             lines &= in_[p].freeLines;
             allOwned &= in_[p].flag != 0;
             high = std::max(high, in_[p].highSeq);
           }
-          resultMsg_ = {kResult, allOwned ? 1u : 0u, common ? kAsyncCtxFirst + __builtin_ctzll(common) : kNone,
-                        round_, 0, high};
+          const uint32_t pick = lowestSet(common, kAsyncWords);
+          resultMsg_ = {kResult, allOwned ? 1u : 0u, pick == kNone ? kNone : kAsyncCtxFirst + pick, round_, high};
           resultMsg_.lines = lines ? kAsyncLinesFirst + __builtin_ctzll(lines) : kNoLines;
           for (uint32_t p = 1; p < size(); ++p) send(p, resultMsg_);
           onResult(resultMsg_);
@@ -251,7 +252,7 @@ class Agreement final : public p2p::Request {
   static void offerFree(Msg* m) {
     FreeIds f;
     freeIds(true, &f);
-    m->freeIds = f.ctx[kAsyncCtxFirst / 64];
+    std::copy(f.ctx + kAsyncCtxFirst / 64, f.ctx + kCtxWords, m->freeIds);
     m->freeLines = f.lines[kAsyncLinesFirst / 64];
   }
 
@@ -283,7 +284,7 @@ class Agreement final : public p2p::Request {
       finish(0, nullptr);
     } else if (r.flag) {
       finish(MPI_ERR_OTHER,
-             "no context id for nonblocking duplicates is free on every member (at most 64 communicators made by "
+             "no context id for nonblocking duplicates is free on every member (at most 1024 communicators made by "
              "MPI_Comm_idup may exist at once)");
     } else {
       phase_ = Phase::kRound;

@@ -8,7 +8,8 @@
  * must arrive on its own communicator only (the value says which), and
  * collectives run on a sample.  Half are freed and as many made again
  * (freed context ids are reused), the checks repeat, and everything is
- * freed.  Buffers are guarded and compared byte for byte.
+ * freed.  Last, 200 MPI_Comm_idup duplicates alive at once.  Buffers are
+ * guarded and compared byte for byte.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -99,6 +100,17 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; ++i) make(comms, i);
   check(comms, n, 127);
   for (int i = 0; i < n; ++i) MPI_Comm_free(&comms[i]);
+  /* Nonblocking duplicates, 200 alive at once (more than MPI_Comm_idup could once make), some of a split. */
+  const int m = n < 200 ? n : 200;
+  MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)m);
+  MPI_Comm half;
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+  for (int i = 0; i < m; ++i) MPI_Comm_idup(i % 3 == 2 ? half : MPI_COMM_WORLD, &comms[i], &req[i]);
+  MPI_Waitall(m, req, MPI_STATUSES_IGNORE);
+  check(comms, m, 7);
+  for (int i = 0; i < m; ++i) MPI_Comm_free(&comms[i]);
+  MPI_Comm_free(&half);
+  free(req);
   free(comms);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("many_comms: %d communicators alive at once: OK\n", n);
