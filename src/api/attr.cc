@@ -201,7 +201,9 @@ int freeKeyval(Call& call, int* keyval) {
   if (p) return check::fail(call, MPI_ERR_KEYVAL, "*%s = %s is predefined and cannot be freed", kArg, p);
   char what[64];
   snprintf(what, sizeof what, "*%s", kArg);
-  SHMCOLL_CHECK(checkKeyval(call, what, *keyval, kKind, false));
+  // A keyval the user freed lives on while attributes use it, and a copy of
+  // its handle still names it: freeing it again does nothing more.
+  SHMCOLL_CHECK(checkKeyval(call, what, *keyval, kKind, true));
   rt::freeKeyval(*keyval);
   *keyval = MPI_KEYVAL_INVALID;
   return MPI_SUCCESS;

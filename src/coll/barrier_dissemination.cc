@@ -21,12 +21,12 @@ int barrierOn(Team& team) {
   const uint32_t n = team.size();
   if (n == 1) return 0;
   const uint32_t me = team.rank;
-  segment::Line64& mine = w.seg.ctx(team.members[me], team.ctxId)->barrier;
+  segment::Line64& mine = w.seg.ctx(team.members[me], team.lines)->barrier;
   for (uint32_t k = 0, dist = 1; dist < n; ++k, dist <<= 1) {
     const uint64_t v = seq * 64 + k + 1;
     mine.v.store(v, std::memory_order_release);
     wait::wakePeer(w.seg.ctl(team.members[(me + dist) % n]));
-    segment::Line64& theirs = w.seg.ctx(team.members[(me + n - dist) % n], team.ctxId)->barrier;
+    segment::Line64& theirs = w.seg.ctx(team.members[(me + n - dist) % n], team.lines)->barrier;
     SHMCOLL_CHECK(wait::waitUntil(w.self(), [&] { return theirs.v.load(std::memory_order_acquire) >= v; }));
   }
   return 0;

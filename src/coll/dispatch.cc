@@ -49,11 +49,34 @@ int started(Operation& o, int rc, p2p::Request** out) {
   return rc;
 }
 
+// An intracommunicator without engine lines (more communicators alive than
+// the segment has line sets for) runs its blocking collectives as the
+// nonblocking schedules, waited for.
+bool unlined(const Place& at) { return !at.inter() && !at.team->hasLines(); }
+
+int runScheduled(Operation& o) {
+  o.mode = kNonblocking;
+  SHMCOLL_CHECK(dispatch(o));
+  p2p::Request* r = o.request;
+  SHMCOLL_CHECK(p2p::wait(r));
+  const int err = r->status.error;
+  const char* why = r->status.why;
+  p2p::release(r);
+  if (err) return fail(err, "%s", why ? why : "a member's byte count differs from this rank's");
+  return kOk;
+}
+
+int blocking(Operation& o) { return unlined(o.at) ? runScheduled(o) : dispatch(o); }
+
 }  // namespace
 
 int exchangeGeneral(const Place& at, const ExchangeArgs& a, const Flags& f) {
   Operation o = prepare(a.op, kBlocking, at);
   o.flags = f;
+  if (unlined(at)) {
+    o.args = &a;
+    return runScheduled(o);
+  }
   o.inlineTried = !at.inter();
   if (!at.inter() && f.inPlace && !a.broadcast) {
     const InPlaceArgs ip(a, at.team->size());
@@ -74,7 +97,7 @@ int startExchange(const Place& at, const ExchangeArgs& a, const Flags& f, p2p::R
 
 int barrier(const Place& at) {
   Operation o = prepare(Op::kBarrier, kBlocking, at);
-  return dispatch(o);
+  return blocking(o);
 }
 
 int startBarrier(const Place& at, p2p::Request** out) {
@@ -85,7 +108,7 @@ int startBarrier(const Place& at, p2p::Request** out) {
 int allreduce(const Place& at, const Reduction& r) {
   Operation o = prepare(Op::kAllreduce, kBlocking, at);
   o.red = &r;
-  return dispatch(o);
+  return blocking(o);
 }
 
 int startAllreduce(const Place& at, const Reduction& r, p2p::Request** out) {
@@ -98,7 +121,7 @@ int reduce(const Place& at, const Reduction& r, int root) {
   Operation o = prepare(Op::kReduce, kBlocking, at);
   o.red = &r;
   o.root = root;
-  return dispatch(o);
+  return blocking(o);
 }
 
 int startReduce(const Place& at, const Reduction& r, int root, p2p::Request** out) {
@@ -112,7 +135,7 @@ int reduceScatter(const Place& at, const Reduction& r, const uint64_t* counts, b
   Operation o = prepare(block ? Op::kReduceScatterBlock : Op::kReduceScatter, kBlocking, at);
   o.red = &r;
   o.counts = counts;
-  return dispatch(o);
+  return blocking(o);
 }
 
 int startReduceScatter(const Place& at, const Reduction& r, const uint64_t* counts, bool block, p2p::Request** out) {
@@ -126,7 +149,7 @@ int scan(const Place& at, const Reduction& r, bool exclusive) {
   Operation o = prepare(exclusive ? Op::kExscan : Op::kScan, kBlocking, at);
   o.red = &r;
   o.exclusive = exclusive;
-  return dispatch(o);
+  return blocking(o);
 }
 
 int startScan(const Place& at, const Reduction& r, bool exclusive, p2p::Request** out) {
@@ -165,6 +188,7 @@ class RawAllgather final : public ExchangeArgs {
 // else may run, and its blocks are small.)
 int allgatherBytes(Team& team, const void* mine, uint64_t bytes, void* out) {
   const RawAllgather a(mine, bytes, out);
+  if (!team.hasLines()) return exchangeGeneral(Place{&team}, a, {});
   return transport::runRound(team, team.next(), a, {false, 0, thresholds(team, Op::kAllgather).inlineMax},
                              team.cache().roundScratch());
 }

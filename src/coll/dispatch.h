@@ -14,7 +14,7 @@ int exchangeGeneral(const Place& at, const ExchangeArgs& a, const Flags& f);
 
 template <class A>
 int exchange(const Place& at, const A& a, const Flags& f) {
-  if (!at.inter()) {
+  if (!at.inter() && at.team->hasLines()) {
     // (A is final: its blocks are computed inline.  The inline path writes
     // every lane before it reads any, so MPI_IN_PLACE needs no private copy.)
     bool taken = false;

@@ -21,13 +21,13 @@ int inlineBegin(Team& team, const transport::Pairs& a, InlineRun* r) {
   r->pending = &sc.pending;
   r->rest = &sc.rest;
   r->seq = team.next();
-  r->tag = segment::laneTag(r->seq, team.ctxId);
+  r->tag = segment::laneTag(r->seq, team.lines);
   r->area = static_cast<uint32_t>(r->seq & 1);
   r->laneBytes = a.broadcast ? seg.laneAreaBytes() : seg.laneBytes(n);
   r->mine = transport::laneArea(transport::world().rank, r->area);
   // The area is free once every reader of its previous use finished that
   // operation (usually known from the lanes read since).
-  SHMCOLL_CHECK(lanes.claim(r->area, team.ctxId, r->seq));
+  SHMCOLL_CHECK(lanes.claim(r->area, team.lines, r->seq));
   std::vector<uint32_t>& readers = lanes.readers(r->area);  // (every other member, or those we send to)
   for (uint32_t p = 0; p < n; ++p)
     if (p != team.rank && a.sendsTo(p)) readers.push_back(team.members[p]);
@@ -76,7 +76,7 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
   }
   // Everything addressed to us has been read: release the senders.  The
   // exchange is a full fence, which the wake-up check after it needs.
-  w.seg.ctx(w.rank, team.ctxId)->consumed.v.exchange(r.seq, std::memory_order_seq_cst);
+  w.seg.ctx(w.rank, team.lines)->consumed.v.exchange(r.seq, std::memory_order_seq_cst);
   for (uint32_t i = 0; i < n; ++i)
     if (i != me) wait::wakeIfSleeping(w.seg.ctl(team.members[i]));
   // Every peer announced this operation, so it is done reading the other

@@ -124,7 +124,7 @@ inline void putLane(InlineRun& r, char* lane, const Block& b) {
 template <class A>
 int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* lane) {
   Team& t = *r.team;
-  transport::lanes().noteEntered(t.ctxId, t.members[q], r.seq);  // (it finished the earlier operations)
+  transport::lanes().noteEntered(t.lines, t.members[q], r.seq);  // (it finished the earlier operations)
   const uint64_t raw = lane->bytes;
   if (!(raw & segment::kLaneInline)) [[unlikely]] {
     r.rest->push_back(q);

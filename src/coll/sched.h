@@ -77,6 +77,7 @@ class Schedule final : public p2p::Request {
   }
   uint32_t me() const { return me_; }
   uint32_t size() const { return static_cast<uint32_t>(members_.size()); }
+  bool usesContext(uint32_t ctx) const override { return ctx == ctx_; }
   void setError(int cls) {
     if (!status.error) status.error = cls;
   }

@@ -42,9 +42,24 @@ static_assert(kPayload == settings::spec(settings::Id::kP2pEager).dflt);  // SHM
 enum Kind : uint8_t { kEager = 1, kRts, kCts, kData, kFin, kAck };
 constexpr uint8_t kSyncFlag = 1;
 
+// A request keeps its datatype alive: MPI_Type_free may come before it
+// completes, and the standard defers the free until then.
+struct TypeHold {
+  TypeHold() = default;
+  TypeHold(const TypeHold&) = delete;
+  TypeHold& operator=(const TypeHold&) = delete;
+  const dt::Type* type = nullptr;
+  void hold(const dt::Type* t) {
+    dt::retain(t);
+    type = t;
+  }
+  ~TypeHold() { dt::release(type); }
+};
+
 struct SendReq final : Request {
   SendReq() : Request(Kind::kSend) {}
   dt::Cursor cur;
+  TypeHold held;
   Envelope env;
   uint64_t total = 0;
   uint64_t id = 0;
@@ -56,6 +71,7 @@ struct SendReq final : Request {
 struct RecvReq final : Request {
   RecvReq() : Request(Kind::kRecv) {}
   dt::Cursor cur;
+  TypeHold held;
   uint32_t ctx = 0;
   int source = kAnySource;
   int tag = kAnyTag;
@@ -114,6 +130,7 @@ class Endpoint {
   Request* isend(const void* buf, uint64_t count, const dt::Type* type, const Envelope& env, Mode mode) {
     auto* s = new SendReq;
     s->cur = dt::Cursor(buf, count, type);
+    s->held.hold(type);
     s->env = env;
     s->total = s->cur.totalBytes();
     s->mode = mode;
@@ -142,6 +159,7 @@ class Endpoint {
   Request* irecv(void* buf, uint64_t count, const dt::Type* type, uint32_t ctx, int source, int tag) {
     auto* r = new RecvReq;
     r->cur = dt::Cursor(buf, count, type);
+    r->held.hold(type);
     r->ctx = ctx;
     r->source = source;
     r->tag = tag;
@@ -183,6 +201,7 @@ class Endpoint {
   Request* imrecv(void* buf, uint64_t count, const dt::Type* type, Message* m) {
     auto* r = new RecvReq;
     r->cur = dt::Cursor(buf, count, type);
+    r->held.hold(type);
     r->ctx = m->ctx;
     r->source = m->srcRank;
     r->tag = m->tag;
@@ -230,6 +249,15 @@ class Endpoint {
   }
 
   void addActive(Request* r) { active_.push_back(r); }
+
+  bool contextBusy(uint32_t id) const {
+    const uint32_t internal = kInternalCtx | id;
+    for (const RecvReq* r : posted_)
+      if (r->ctx == id || r->ctx == internal) return true;
+    for (const Request* r : active_)
+      if (!r->done && r->usesContext(internal)) return true;
+    return false;
+  }
 
   uint32_t cellsInUse() const {
     uint32_t n = 0;
@@ -625,6 +653,8 @@ void release(Request* r) {
   }
   r->freed = true;  // kOther requests are on the active list until done
 }
+
+bool contextBusy(uint32_t id) { return gEndpoint.contextBusy(id); }
 
 uint32_t cellsInUse() { return gEndpoint.cellsInUse(); }
 

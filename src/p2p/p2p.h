@@ -69,6 +69,12 @@ class Request {
   virtual bool step() { return false; }
   // MPI_Cancel; true if cancelled.
   virtual bool cancel() { return false; }
+  // A kOther request that sends and receives on context `ctx` over several
+  // steps (a schedule): its id must stay taken until the request is done.
+  virtual bool usesContext(uint32_t ctx) const {
+    (void)ctx;
+    return false;
+  }
 };
 
 enum class Mode : uint8_t { kStandard, kSync };
@@ -120,6 +126,11 @@ int waitFor(bool (*pred)(void*), void* arg);
 void addActive(Request* r);
 // Hands a request back: deleted now if done, else when it completes.
 void release(Request* r);
+
+// Whether an operation of this rank still needs context id `id`: a receive
+// posted on it (or on its internal context), or an active request that uses
+// it.  MPI_Comm_free keeps the id taken until none does.
+bool contextBusy(uint32_t id);
 
 // Cells in flight from this rank (tests).
 uint32_t cellsInUse();

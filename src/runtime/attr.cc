@@ -94,7 +94,7 @@ Keyval* keyval(int h) {
 
 void freeKeyval(int h) {
   Keyval* k = keyval(h);
-  if (!k) return;
+  if (!k || k->freed) return;
   k->freed = true;
   if (k->uses == 0) gKeyvals.erase(static_cast<uint32_t>(h) & kMaxSerial);
 }

@@ -57,7 +57,8 @@ using AttrList = std::vector<Attr>;  // in the order set, newest last
 // Keyvals.
 int createKeyval(AttrKind kind, AttrCopyFn* copy, AttrDeleteFn* del, void* extra);
 Keyval* keyval(int h);  // a live keyval (freed by the user or not), or nullptr
-// The user's free: the keyval goes once no attribute holds it.
+// The user's free: the keyval goes once no attribute holds it; freeing it
+// again meanwhile (through a copy of the handle) does nothing.
 void freeKeyval(int h);
 size_t liveKeyvals();  // (tests check for leaks)
 

@@ -21,6 +21,8 @@ constexpr uint32_t kWorldCtx = 0, kSelfCtx = 1;
 
 Comm gWorld, gSelf;
 std::vector<std::unique_ptr<Comm>> gComms(1);
+std::vector<uint32_t> gCommSlots;  // empty entries of gComms (thousands of communicators: no scan)
+std::vector<Comm*> gFreed;  // freed while in use (freeComm): destroyed by reapFreed()
 std::vector<std::unique_ptr<Group>> gGroups(1);
 std::vector<std::unique_ptr<Errhandler>> gErrh(1);
 Group gEmpty;
@@ -46,18 +48,19 @@ T* lookup(std::vector<std::unique_ptr<T>>& tab, uint32_t kind, int h) {
 
 // What each parent member contributes when a communicator is created.
 struct Proposal {
-  uint64_t freeCtx[segment::kMaxContexts / 64];
+  FreeIds free;
   uint64_t highSeq;
   int32_t color;
   int32_t key;
 };
 
-// Gathers everybody's proposal over `parent` and agrees on a context id free
-// on all of them (below kAsyncCtxFirst) and a starting sequence number above
-// every sequence number any of them used.
-int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint64_t* base) {
+// Gathers everybody's proposal over `parent` and agrees on a context id and
+// a line set free on all of them (kNoLines if no line set is) and a starting
+// sequence number above every sequence number any of them used.
+int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint32_t* lines,
+          uint64_t* base) {
   Proposal mine{};
-  freeContexts(false, mine.freeCtx);
+  freeIds(false, &mine.free);
   // The gather below advances an intracommunicator's sequence; count it in.
   const uint64_t high = transport::lanes().highSeq;
   mine.highSeq = parent.inter ? high : std::max(high, parent.team.seq + 1);
@@ -65,14 +68,20 @@ int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t
   mine.key = key;
   all->resize(scheduleTeam(parent).size());
   SHMCOLL_CHECK(gatherAll(parent, &mine, sizeof mine, all->data()));
-  uint64_t freeAll[segment::kMaxContexts / 64];
-  std::fill(std::begin(freeAll), std::end(freeAll), ~0ull);
+  FreeIds common = mine.free;
   *base = 0;
   for (const Proposal& p : *all) {
-    for (size_t w = 0; w < std::size(freeAll); ++w) freeAll[w] &= p.freeCtx[w];
+    common.intersect(p.free);
     *base = std::max(*base, p.highSeq);
   }
-  return lowestFree(freeAll, ctxId);
+  *lines = lowestSet(common.lines, kLineWords);
+  return lowestFree(common.ctx, ctxId);
+}
+
+void dropComm(Comm* c) {
+  const uint32_t i = static_cast<uint32_t>(c->handle) & 0x00ffffffu;
+  gComms[i].reset();
+  gCommSlots.push_back(i);
 }
 
 Comm* newComm(const Comm& parent) {
@@ -80,7 +89,16 @@ Comm* newComm(const Comm& parent) {
   nc->errhandler = parent.errhandler;  // inherited, as the standard says
   if (Errhandler* e = userErrhandler(nc->errhandler)) ++e->refs;
   Comm* raw = nc.get();
-  raw->handle = static_cast<MPI_Comm>(kUserComm | insert(gComms, std::move(nc)));
+  uint32_t i;
+  if (gCommSlots.empty()) {
+    i = static_cast<uint32_t>(gComms.size());
+    gComms.push_back(std::move(nc));
+  } else {
+    i = gCommSlots.back();
+    gCommSlots.pop_back();
+    gComms[i] = std::move(nc);
+  }
+  raw->handle = static_cast<MPI_Comm>(kUserComm | i);
   return raw;
 }
 
@@ -108,17 +126,17 @@ void setInter(Comm& nc, std::vector<uint32_t> local, std::vector<uint32_t> remot
   nc.peers.rank = nc.localBase + nc.team.rank;
 }
 
-Comm* install(std::vector<uint32_t> members, uint32_t ctxId, uint64_t base, const Comm& parent) {
+Comm* install(std::vector<uint32_t> members, uint32_t ctxId, uint32_t lines, uint64_t base, const Comm& parent) {
   Comm* nc = newComm(parent);
   setIntra(*nc, std::move(members));
-  activate(*nc, ctxId, base);
+  activate(*nc, ctxId, base, lines);
   return nc;
 }
 
 Comm* installInter(std::vector<uint32_t> local, std::vector<uint32_t> remote, uint32_t ctxId, const Comm& parent) {
   Comm* nc = newComm(parent);
   setInter(*nc, std::move(local), std::move(remote));
-  activate(*nc, ctxId, 0);
+  activate(*nc, ctxId, 0, kNoLines);
   return nc;
 }
 
@@ -169,19 +187,19 @@ int runSchedule(Start&& start) {
 
 }  // namespace
 
-void freeContexts(bool async, uint64_t out[segment::kMaxContexts / 64]) {
+void freeIds(bool async, FreeIds* out) {
+  reapFreed();
   const Context& c = ctx();
-  std::fill(out, out + segment::kMaxContexts / 64, 0ull);
-  for (uint32_t i = async ? kAsyncCtxFirst : 0; i < (async ? segment::kMaxContexts : kAsyncCtxFirst); ++i)
-    if (!c.ctxUsed[i]) out[i / 64] |= 1ull << (i % 64);
+  c.ctxUsed.freeIn(async ? kAsyncCtxFirst : 0, async ? kCtxIds : kAsyncCtxFirst, out->ctx);
+  c.linesUsed.freeIn(async ? kAsyncLinesFirst : 0, async ? segment::kMaxContexts : kAsyncLinesFirst, out->lines);
 }
 
-int lowestFree(const uint64_t* freeAll, uint32_t* ctxId) {
-  for (uint32_t i = 0; i < segment::kMaxContexts; ++i)
-    if (freeAll[i / 64] & (1ull << (i % 64))) {
-      *ctxId = i;
-      return kOk;
-    }
+int lowestFree(const uint64_t* ids, uint32_t* ctxId) {
+  *ctxId = lowestSet(ids, kCtxWords);
+  return *ctxId != UINT32_MAX ? kOk : noFreeId();
+}
+
+int noFreeId() {
   return fail(MPI_ERR_OTHER,
               "no communicator context is free on every member (at most %u communicators made by blocking calls "
               "may exist at once)",
@@ -207,17 +225,20 @@ Comm* pendingDup(const Comm& parent) {
   return nc;
 }
 
-void activate(Comm& c, uint32_t ctxId, uint64_t base) {
+void activate(Comm& c, uint32_t ctxId, uint64_t base, uint32_t lines) {
   c.team.ctxId = ctxId;
   c.team.seq = base;
+  c.team.lines = c.inter ? kNoLines : lines;
   c.peers.ctxId = ctxId;
+  c.peers.lines = kNoLines;
   c.pending = false;
   ctx().ctxUsed.set(ctxId);
+  if (c.team.hasLines()) ctx().linesUsed.set(lines);
 }
 
 void discardComm(Comm* c) {
   releaseErrhandler(c->errhandler);
-  gComms[static_cast<uint32_t>(c->handle) & 0x00ffffffu].reset();
+  dropComm(c);
 }
 
 int initComms() {
@@ -226,15 +247,19 @@ int initComms() {
   for (uint32_t r = 0; r < c.eng.size; ++r) gWorld.team.members[r] = r;
   gWorld.team.rank = c.eng.rank;
   gWorld.team.ctxId = kWorldCtx;
+  gWorld.team.lines = kWorldCtx;
   gWorld.handle = MPI_COMM_WORLD;
   gWorld.name = "MPI_COMM_WORLD";
   gSelf.team.members = {c.eng.rank};
   gSelf.team.rank = 0;
   gSelf.team.ctxId = kSelfCtx;
+  gSelf.team.lines = kSelfCtx;
   gSelf.handle = MPI_COMM_SELF;
   gSelf.name = "MPI_COMM_SELF";
-  c.ctxUsed.set(kWorldCtx);
-  c.ctxUsed.set(kSelfCtx);
+  for (uint32_t id : {kWorldCtx, kSelfCtx}) {
+    c.ctxUsed.set(id);
+    c.linesUsed.set(id);
+  }
   return kOk;
 }
 
@@ -271,11 +296,11 @@ bool validErrhandler(MPI_Errhandler h) {
 
 int dupComm(Comm& parent, Comm** out) {
   std::vector<Proposal> all;
-  uint32_t ctxId;
+  uint32_t ctxId, lines;
   uint64_t base;
-  SHMCOLL_CHECK(agree(parent, 0, 0, &all, &ctxId, &base));
+  SHMCOLL_CHECK(agree(parent, 0, 0, &all, &ctxId, &lines, &base));
   *out = parent.inter ? installInter(parent.team.members, parent.remote, ctxId, parent)
-                      : install(parent.team.members, ctxId, base, parent);
+                      : install(parent.team.members, ctxId, lines, base, parent);
   (*out)->topo = parent.topo;  // (the standard: a duplicate keeps the topology)
   return kOk;
 }
@@ -298,8 +323,10 @@ std::vector<uint32_t> pick(const std::vector<Proposal>& all, uint32_t first, uin
 // A split or create result: an intracommunicator, or for an intercommunicator
 // parent the local and remote parts with `color`, when the remote part is
 // not empty (the standard's MPI_COMM_NULL otherwise).
-Comm* installPart(Comm& parent, const std::vector<Proposal>& all, int color, uint32_t ctxId, uint64_t base) {
-  if (!parent.inter) return install(pick(all, 0, parent.team.size(), parent.team.members, color), ctxId, base, parent);
+Comm* installPart(Comm& parent, const std::vector<Proposal>& all, int color, uint32_t ctxId, uint32_t lines,
+                  uint64_t base) {
+  if (!parent.inter)
+    return install(pick(all, 0, parent.team.size(), parent.team.members, color), ctxId, lines, base, parent);
   std::vector<uint32_t> local = pick(all, parent.localBase, parent.team.size(), parent.team.members, color);
   std::vector<uint32_t> remote =
       pick(all, parent.remoteBase, static_cast<uint32_t>(parent.remote.size()), parent.remote, color);
@@ -310,10 +337,10 @@ Comm* installPart(Comm& parent, const std::vector<Proposal>& all, int color, uin
 
 int splitComm(Comm& parent, int color, int key, Comm** out) {
   std::vector<Proposal> all;
-  uint32_t ctxId;
+  uint32_t ctxId, lines;
   uint64_t base;
-  SHMCOLL_CHECK(agree(parent, color, key, &all, &ctxId, &base));
-  *out = color == MPI_UNDEFINED ? nullptr : installPart(parent, all, color, ctxId, base);
+  SHMCOLL_CHECK(agree(parent, color, key, &all, &ctxId, &lines, &base));
+  *out = color == MPI_UNDEFINED ? nullptr : installPart(parent, all, color, ctxId, lines, base);
   return kOk;
 }
 
@@ -324,112 +351,133 @@ int createComm(Comm& parent, const Group& g, Comm** out) {
   const uint32_t me = indexOf(g.members, ctx().eng.rank);
   const bool in = me < g.members.size();
   std::vector<Proposal> all;
-  uint32_t ctxId;
+  uint32_t ctxId, lines;
   uint64_t base;
-  SHMCOLL_CHECK(agree(parent, in ? 1 : 0, in ? static_cast<int>(me) : -1, &all, &ctxId, &base));
+  SHMCOLL_CHECK(agree(parent, in ? 1 : 0, in ? static_cast<int>(me) : -1, &all, &ctxId, &lines, &base));
   *out = nullptr;
   if (!in) return kOk;
-  *out = parent.inter ? installPart(parent, all, 1, ctxId, base) : install(g.members, ctxId, base, parent);
+  *out = parent.inter ? installPart(parent, all, 1, ctxId, lines, base) : install(g.members, ctxId, lines, base, parent);
   return kOk;
 }
 
-// MPI_Comm_create_group: only the group's members take part, so the parent's
-// context lines cannot be used to agree.  Group rank 0 leads: every other
-// member writes a request (its free contexts and highest sequence number)
-// into its boot line for the leader; the leader waits for all of them, picks
-// the lowest context free everywhere and a base above every member's
-// sequence numbers, and answers in its boot line for each member.  Each pair
-// numbers its exchanges (bootCount), so both know which message is next.
+// MPI_Comm_create_group: only the group's members take part, so nothing of
+// the parent's collectives can be used to agree.  Group rank 0 leads: every
+// other member sends it a request (its tag, free ids and line sets, highest
+// sequence number) on the parent's create-group context; the leader ANDs
+// them, picks the lowest id and line set free everywhere and a base above
+// every member's numbers, and answers each.  The messages of one pair
+// arrive in order, so successive calls on one parent never mix.
+namespace {
+constexpr uint32_t kCreateGroupCtx = p2p::kInternalCtx | 0x40000000u;  // | the parent's id: no other traffic's
+struct GroupAsk {
+  int32_t tag;
+  uint32_t pad;
+  uint64_t highSeq;
+  FreeIds free;
+};
+struct GroupAnswer {
+  int32_t err;  // 0, MPI_ERR_TAG or MPI_ERR_OTHER (no common id)
+  uint32_t ctxId, lines, pad;
+  uint64_t base;
+};
+}  // namespace
+
 int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
-  Context& c = ctx();
-  transport::World& e = c.eng;
-  const uint32_t me = e.rank;
   *out = nullptr;
-  static std::vector<uint64_t> bootCount;
-  bootCount.resize(e.size, 0);
-  uint64_t freeMine[segment::kMaxContexts / 64];
-  freeContexts(false, freeMine);
+  const uint32_t ctxTag = kCreateGroupCtx | parent.team.ctxId;
+  const dt::Type* bytes = dt::byteType();
+  auto envelope = [&](uint32_t world, int msgTag) {
+    return p2p::Envelope{world, ctxTag, static_cast<int32_t>(parent.team.rank), msgTag};
+  };
+  auto parentRank = [&](uint32_t world) { return static_cast<int>(indexOf(parent.team.members, world)); };
+  GroupAsk mine{};
+  mine.tag = tag;
+  mine.highSeq = transport::lanes().highSeq;
+  freeIds(false, &mine.free);
+  GroupAnswer ans{};
   const uint32_t leader = g.members[0];
-  uint32_t ctxId = UINT32_MAX;
-  uint64_t base = transport::lanes().highSeq;
-  if (me != leader) {
-    const uint64_t k = ++bootCount[leader];
-    segment::BootEntry* req = e.seg.boot(me, leader);
-    req->tag = tag;
-    req->highSeq = transport::lanes().highSeq;
-    std::copy(std::begin(freeMine), std::end(freeMine), req->freeCtx);
-    req->count.store(k, std::memory_order_release);
-    wait::wakePeer(e.seg.ctl(leader));
-    segment::BootEntry* ans = e.seg.boot(leader, me);
-    SHMCOLL_CHECK(wait::waitUntil(e.self(), [&] { return ans->count.load(std::memory_order_acquire) >= k; }));
-    ctxId = ans->ctx;
-    base = ans->highSeq;
+  if (ctx().eng.rank != leader) {
+    p2p::Request* r = p2p::irecv(&ans, sizeof ans, bytes, ctxTag, parentRank(leader), 1);
+    int rc = p2p::send(&mine, sizeof mine, bytes, envelope(leader, 0), p2p::Mode::kStandard);
+    if (rc == kOk) rc = p2p::wait(r);
+    p2p::release(r);
+    SHMCOLL_CHECK(rc);
   } else {
-    uint64_t freeAll[segment::kMaxContexts / 64];
-    std::copy(std::begin(freeMine), std::end(freeMine), freeAll);
+    const size_t n = g.members.size();
+    std::vector<GroupAsk> asks(n);
+    std::vector<p2p::Request*> rs(n, nullptr);
+    for (size_t i = 1; i < n; ++i)
+      rs[i] = p2p::irecv(&asks[i], sizeof(GroupAsk), bytes, ctxTag, parentRank(g.members[i]), 0);
+    int rc = kOk;
+    for (size_t i = 1; i < n; ++i) {
+      if (rc == kOk) rc = p2p::wait(rs[i]);
+      p2p::release(rs[i]);
+    }
+    SHMCOLL_CHECK(rc);
+    FreeIds common = mine.free;
     bool tagsAgree = true;
-    for (size_t i = 1; i < g.members.size(); ++i) {
-      const uint32_t m = g.members[i];
-      const uint64_t k = bootCount[m] + 1;
-      segment::BootEntry* req = e.seg.boot(m, me);
-      SHMCOLL_CHECK(wait::waitUntil(e.self(), [&] { return req->count.load(std::memory_order_acquire) >= k; }));
-      tagsAgree &= req->tag == tag;
-      base = std::max(base, req->highSeq);
-      for (size_t w = 0; w < std::size(freeAll); ++w) freeAll[w] &= req->freeCtx[w];
+    ans.base = mine.highSeq;
+    for (size_t i = 1; i < n; ++i) {
+      tagsAgree &= asks[i].tag == tag;
+      ans.base = std::max(ans.base, asks[i].highSeq);
+      common.intersect(asks[i].free);
     }
-    if (tagsAgree)
-      for (uint32_t i = 0; i < segment::kMaxContexts; ++i)
-        if (freeAll[i / 64] & (1ull << (i % 64))) {
-          ctxId = i;
-          break;
-        }
-    for (size_t i = 1; i < g.members.size(); ++i) {
-      const uint32_t m = g.members[i];
-      const uint64_t k = ++bootCount[m];
-      segment::BootEntry* ans = e.seg.boot(me, m);
-      ans->tag = tag;
-      ans->ctx = tagsAgree ? ctxId : UINT32_MAX - 1;
-      ans->highSeq = base;
-      ans->count.store(k, std::memory_order_release);
-      wait::wakePeer(e.seg.ctl(m));
-    }
-    if (!tagsAgree) ctxId = UINT32_MAX - 1;
+    ans.ctxId = lowestSet(common.ctx, kCtxWords);
+    ans.lines = lowestSet(common.lines, kLineWords);
+    ans.err = !tagsAgree ? MPI_ERR_TAG : ans.ctxId == UINT32_MAX ? MPI_ERR_OTHER : 0;
+    for (size_t i = 1; i < n; ++i)
+      SHMCOLL_CHECK(p2p::send(&ans, sizeof ans, bytes, envelope(g.members[i], 1), p2p::Mode::kStandard));
   }
-  if (ctxId == UINT32_MAX - 1)
+  if (ans.err == MPI_ERR_TAG)
     return fail(MPI_ERR_TAG, "the members of the group passed different tags (this rank passed %d)", tag);
-  if (ctxId == UINT32_MAX)
-    return fail(MPI_ERR_OTHER,
-                "no communicator context is free on every member (at most %u communicators made by blocking calls "
-                "may exist at once)",
-                kAsyncCtxFirst);
-  *out = install(g.members, ctxId, base, parent);
+  if (ans.err) return noFreeId();
+  *out = install(g.members, ans.ctxId, ans.lines, ans.base, parent);
   return kOk;
 }
 
 namespace {
 void destroyComm(Comm* c) {
   ctx().ctxUsed.reset(c->team.ctxId);
+  if (c->team.hasLines()) ctx().linesUsed.reset(c->team.lines);
   releaseErrhandler(c->errhandler);
-  uint32_t i = static_cast<uint32_t>(c->handle) & 0x00ffffffu;
-  gComms[i].reset();
+  dropComm(c);
 }
+
+bool inUse(const Comm& c) { return c.holds || p2p::contextBusy(c.team.ctxId); }
 }  // namespace
 
+void reapFreed() {
+  for (size_t i = 0; i < gFreed.size();) {
+    if (inUse(*gFreed[i])) {
+      ++i;
+      continue;
+    }
+    destroyComm(gFreed[i]);
+    gFreed[i] = gFreed.back();
+    gFreed.pop_back();
+  }
+}
+
+// Local: a member that frees a communicator has finished its collectives on
+// it, and a message still to arrive on it is one a receive posted here waits
+// for, which keeps the id taken (inUse).  Sequence numbers only grow, so a
+// member still reading this rank's lines of the last operation is not
+// misled when the id is reused.
 int freeComm(Comm* c) {
-  int rc = c->inter ? runSchedule([&](p2p::Request** r) { return coll::startBarrier(coll::Place{&c->peers}, r); })
-                     : coll::barrierOn(c->team);
-  if (c->holds) {
-    c->freed = true;
-    return rc;
+  c->freed = true;
+  if (inUse(*c)) {
+    gFreed.push_back(c);
+    return kOk;
   }
   destroyComm(c);
-  return rc;
+  return kOk;
 }
 
 void holdComm(Comm* c) { ++c->holds; }
 
 void releaseComm(Comm* c) {
-  if (--c->holds == 0 && c->freed) destroyComm(c);
+  --c->holds;
+  if (c->freed) reapFreed();
 }
 
 namespace {
@@ -437,7 +485,7 @@ namespace {
 // What one leader tells the other in MPI_Intercomm_create: the context ids
 // free on every member of its group, then its group (world ranks).
 struct Hello {
-  uint64_t freeCtx[segment::kMaxContexts / 64];
+  uint64_t freeCtx[kCtxWords];
   uint32_t size;
   uint32_t pad;
 };
@@ -467,7 +515,7 @@ int leaderExchange(const Comm& local, const uint64_t* localFree, Comm* peer, int
   const dt::Type* bytes = dt::byteType();
   std::vector<char> out(sizeof(Hello) + 4 * local.team.size());
   Hello h{};
-  std::copy(localFree, localFree + segment::kMaxContexts / 64, h.freeCtx);
+  std::copy(localFree, localFree + kCtxWords, h.freeCtx);
   h.size = local.team.size();
   memcpy(out.data(), &h, sizeof h);
   memcpy(out.data() + sizeof h, local.team.members.data(), 4 * local.team.size());
@@ -493,7 +541,7 @@ int leaderExchange(const Comm& local, const uint64_t* localFree, Comm* peer, int
   for (uint32_t w : *remote)
     if (indexOf(local.team.members, w) < local.team.size())
       return fail(MPI_ERR_COMM, "the local and remote groups overlap (world rank %u is in both)", w);
-  uint64_t both[segment::kMaxContexts / 64];
+  uint64_t both[kCtxWords];
   for (size_t w = 0; w < std::size(both); ++w) both[w] = localFree[w] & theirs.freeCtx[w];
   return lowestFree(both, ctxId);
 }
@@ -504,14 +552,15 @@ int createIntercomm(Comm& local, uint32_t localLeader, Comm* peer, int remoteLea
   *out = nullptr;
   const uint32_t n = local.team.size();
   // 1. The context ids free on every member of the local group.
-  uint64_t mine[segment::kMaxContexts / 64];
-  freeContexts(false, mine);
-  std::vector<uint64_t> all(n * std::size(mine));
-  SHMCOLL_CHECK(coll::allgatherBytes(local.team, mine, sizeof mine, all.data()));
-  uint64_t localFree[segment::kMaxContexts / 64];
+  FreeIds free;
+  freeIds(false, &free);
+  const uint64_t* mine = free.ctx;
+  std::vector<uint64_t> all(n * kCtxWords);
+  SHMCOLL_CHECK(coll::allgatherBytes(local.team, mine, sizeof free.ctx, all.data()));
+  uint64_t localFree[kCtxWords];
   std::fill(std::begin(localFree), std::end(localFree), ~0ull);
   for (uint32_t r = 0; r < n; ++r)
-    for (size_t w = 0; w < std::size(localFree); ++w) localFree[w] &= all[r * std::size(mine) + w];
+    for (size_t w = 0; w < kCtxWords; ++w) localFree[w] &= all[r * kCtxWords + w];
   // 2. The leaders swap groups and free ids; 3. each tells its group.
   Verdict v{};
   std::vector<uint32_t> remote;
@@ -535,9 +584,9 @@ int createIntercomm(Comm& local, uint32_t localLeader, Comm* peer, int remoteLea
 
 int mergeIntercomm(Comm& ic, bool high, Comm** out) {
   std::vector<Proposal> all;
-  uint32_t ctxId;
+  uint32_t ctxId, lines;
   uint64_t base;
-  SHMCOLL_CHECK(agree(ic, high ? 1 : 0, 0, &all, &ctxId, &base));
+  SHMCOLL_CHECK(agree(ic, high ? 1 : 0, 0, &all, &ctxId, &lines, &base));
   // Each group's leader speaks for its group (the standard asks every member
   // of a group to pass the same value).
   const bool localHigh = all[ic.localBase].color != 0, remoteHigh = all[ic.remoteBase].color != 0;
@@ -547,7 +596,7 @@ int mergeIntercomm(Comm& ic, bool high, Comm** out) {
     const std::vector<uint32_t>& second = localHigh ? ic.team.members : ic.remote;
     members.insert(members.end(), second.begin(), second.end());
   }
-  *out = install(std::move(members), ctxId, base, ic);
+  *out = install(std::move(members), ctxId, lines, base, ic);
   return kOk;
 }
 

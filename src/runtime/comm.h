@@ -10,13 +10,14 @@
 // collectives on the internal context of the same id with the sender's index
 // in `peers`, so the two never meet.  No engine lines are used on it.
 //
-// Context ids: blocking creations (dup, split, create, create_group,
-// intercomm create and merge) take the lowest id free on every member below
-// kAsyncCtxFirst; MPI_Comm_idup takes ids from kAsyncCtxFirst up with the
-// reservation protocol of runtime/idup.cc.  Keeping the two ranges apart is
-// what lets a blocking creation sample its free ids, wait for its peers
-// (running the progress engine, which may complete an idup) and install the
-// pick without anything else taking it meanwhile.
+// Context ids and line sets (runtime/ids.h): blocking creations (dup,
+// split, create, create_group, intercomm create and merge) take the lowest
+// id, and line set, free on every member below their idup ranges;
+// MPI_Comm_idup takes them from those ranges with the reservation protocol
+// of runtime/idup.cc.  Keeping the two apart is what lets a blocking
+// creation sample what is free, wait for its peers (running the progress
+// engine, which may complete an idup) and install the pick without anything
+// else taking it meanwhile.  An intercommunicator takes no line set.
 #pragma once
 
 #include <mpi.h>
@@ -26,6 +27,7 @@
 
 #include "coll/coll.h"
 #include "runtime/attr.h"
+#include "runtime/ids.h"
 #include "runtime/info.h"
 #include "runtime/topo.h"
 
@@ -45,7 +47,7 @@ struct Comm {
   Info hints;      // MPI_Comm_set_info / MPI_Comm_dup_with_info hints, as set
   std::shared_ptr<const Topology> topo;  // its process topology (runtime/topo.h), kept by dup and idup
   uint32_t holds = 0;  // persistent collective requests on it (holdComm)
-  bool freed = false;  // MPI_Comm_free'd while held: no handle finds it, it waits for the last release
+  bool freed = false;  // MPI_Comm_free'd while in use: no handle finds it, it waits (freeComm)
 };
 
 struct Group {
@@ -57,10 +59,6 @@ struct Errhandler {
   MPI_Comm_errhandler_function* fn = nullptr;
   int refs = 1;
 };
-
-// Ids below this are for blocking creations, the others for MPI_Comm_idup.
-constexpr uint32_t kAsyncCtxFirst = 192;
-static_assert(kAsyncCtxFirst % 64 == 0 && kAsyncCtxFirst < segment::kMaxContexts);
 
 // The team a communicator's nonblocking schedules run on: the communicator
 // itself, or both groups of an intercommunicator.
@@ -100,9 +98,14 @@ int splitComm(Comm& parent, int color, int key, Comm** out);
 int createComm(Comm& parent, const Group& g, Comm** out);
 // Collective over the members of `g` only (the caller must be one).
 int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out);
-// Collective: waits for every member, then releases the handle and context
-// (or, while persistent requests hold it, hides it until the last release).
+// MPI_Comm_free, local (the standard expects it so): the handle goes at
+// once; the context id and the Comm stay while persistent requests hold it
+// or operations of this rank still use its context (p2p::contextBusy), until
+// reapFreed() finds them unused.
 int freeComm(Comm* c);
+// Destroys the freed communicators nothing uses any more (run before free
+// context ids are collected).
+void reapFreed();
 // A persistent collective request keeps its communicator, which the standard
 // lets the program free first: the request still starts on it, and its
 // context id stays taken (so no new communicator's traffic can meet its
@@ -128,16 +131,19 @@ int gatherAll(Comm& c, const void* mine, uint64_t bytes, void* out);
 // group(s) as `parent`, its error handler, a handle, but `pending` (the API
 // refuses it) and no context yet.
 Comm* pendingDup(const Comm& parent);
-// Gives a pending communicator its context id and starting sequence number.
-void activate(Comm& c, uint32_t ctxId, uint64_t base);
+// Gives a pending communicator its context id, starting sequence number and
+// line set (kNoLines: none).
+void activate(Comm& c, uint32_t ctxId, uint64_t base, uint32_t lines);
 // Releases a handle that never became usable (a failed idup).
 void discardComm(Comm* c);
 
-// Bit i of out[i / 64] set when context id i is free here: below
-// kAsyncCtxFirst (blocking creations) or from it up (`async`).
-void freeContexts(bool async, uint64_t out[segment::kMaxContexts / 64]);
-// The lowest id set in freeAll (as above), or MPI_ERR_OTHER with a reason.
-int lowestFree(const uint64_t* freeAll, uint32_t* ctxId);
+// The context ids and line sets free here, in the blocking creations'
+// ranges or (`async`) in MPI_Comm_idup's.
+void freeIds(bool async, FreeIds* out);
+// The lowest context id in `ids` (the AND of every member's), or
+// MPI_ERR_OTHER with a reason.
+int lowestFree(const uint64_t* ids, uint32_t* ctxId);
+int noFreeId();  // (that reason)
 
 MPI_Group newGroup(std::vector<uint32_t> members);
 void releaseGroup(MPI_Group h);

@@ -3,11 +3,11 @@
 // of per-rank mailboxes safely.
 #pragma once
 
-#include <bitset>
 #include <cstdint>
 #include <vector>
 
 #include "transport/world.h"
+#include "runtime/ids.h"
 #include "segment/layout.h"
 
 namespace shmcoll::rt {
@@ -27,8 +27,9 @@ struct Context {
   // The world model: MPI_Init and MPI_Finalize were called (MPI_Initialized, MPI_Finalized).
   bool worldInit = false;
   bool worldFinalized = false;
-  int sessions = 0;                            // sessions initialized and not finalized
-  std::bitset<segment::kMaxContexts> ctxUsed;  // context ids this rank's communicators hold
+  int sessions = 0;                        // sessions initialized and not finalized
+  IdSet<kCtxIds> ctxUsed;                  // context ids this rank's communicators hold
+  IdSet<segment::kMaxContexts> linesUsed;  // and their line sets (runtime/ids.h)
 };
 
 Context& ctx();

@@ -13,8 +13,9 @@
 // another, and no two may install the same id at one rank.
 //
 // The protocol.
-//  1. Ranges: blocking creations use ids below kAsyncCtxFirst, idups the 64
-//     ids from kAsyncCtxFirst up (runtime/comm.h), so the two kinds never
+//  1. Ranges: blocking creations use ids below kAsyncCtxFirst, idups the
+//     kAsyncIds ids from kAsyncCtxFirst up, and the 64 line sets from
+//     kAsyncLinesFirst (runtime/ids.h), so the two kinds never
 //     contend.
 //  2. Start: every member tells the leader (rank 0 of the parent's schedule
 //     team: the parent, or both groups of an intercommunicator) that it has
@@ -48,9 +49,13 @@
 // on it.  Every message goes between a member and the leader, and each pair's
 // messages arrive in order, so one tag serves all rounds.
 //
+// Callers free the duplicates in whatever order they made them, which may
+// differ between members as the idups' order did: MPI_Comm_free is local
+// (runtime/comm.h), so no order of frees can deadlock either.
+//
 // Cost: two message round trips between the leader and every member when
 // nothing contends, two more per round lost to a higher-priority agreement;
-// 32-byte messages.  The new communicator's attributes were copied when
+// 168-byte messages.  The new communicator's attributes were copied when
 // MPI_Comm_idup was called, as the standard asks.
 #include "runtime/idup.h"
 
@@ -67,8 +72,8 @@ namespace shmcoll::rt {
 
 namespace {
 
-constexpr uint32_t kAsyncIds = segment::kMaxContexts - kAsyncCtxFirst;
-static_assert(kAsyncIds == 64, "one 64-bit word of offered ids");
+constexpr size_t kAsyncWords = kAsyncIds / 64;
+static_assert(segment::kMaxContexts - kAsyncLinesFirst == 64, "one 64-bit word of offered line sets");
 constexpr uint32_t kNone = UINT32_MAX;
 
 enum Kind : uint32_t { kStart = 1, kGo, kOffer, kResult };
@@ -78,8 +83,11 @@ struct Msg {
   uint32_t flag = 0;       // kStart: my copy failed; kGo: a copy failed; kOffer: I hold my lock; kResult: all did
   uint32_t ctxId = kNone;  // kResult: the pick
   uint32_t round = 0;
-  uint64_t freeIds = 0;    // kOffer: bit i = id kAsyncCtxFirst + i is free here (0 without the lock)
   uint64_t highSeq = 0;    // kOffer: mine; kResult: the maximum
+  uint64_t freeLines = 0;  // kOffer: bit i = line set kAsyncLinesFirst + i is free here (0 without the lock)
+  uint32_t lines = kNone;  // kResult: the line set picked (kNone: none was free everywhere)
+  uint32_t pad = 0;
+  uint64_t freeIds[kAsyncWords] = {};  // kOffer: bit i = id kAsyncCtxFirst + i is free here (0 without the lock)
 };
 
 const dt::Type* byteType() {
@@ -116,6 +124,8 @@ class Agreement final : public p2p::Request {
     }
   }
 
+  bool usesContext(uint32_t ctx) const override { return ctx == ctx_; }
+
   bool step() override {
     bool did = reapSends();
     for (;;) {
@@ -151,7 +161,8 @@ class Agreement final : public p2p::Request {
           did = true;
           ++round_;
           const bool own = tryLock();
-          Msg mine{kOffer, own ? 1u : 0u, kNone, round_, own ? freeIds() : 0, transport::lanes().highSeq};
+          Msg mine{kOffer, own ? 1u : 0u, kNone, round_, transport::lanes().highSeq};
+          if (own) offerFree(&mine);
           if (!leader()) {
             out1_ = mine;
             send(0, out1_);
@@ -166,15 +177,18 @@ class Agreement final : public p2p::Request {
         }
         case Phase::kGatherOffers: {
           if (!received()) return did;
-          uint64_t common = ~0ull, high = 0;
+          uint64_t common[kAsyncWords], lines = ~0ull, high = 0;
+          std::fill(std::begin(common), std::end(common), ~0ull);
           bool allOwned = true;
           for (uint32_t p = 0; p < size(); ++p) {
-            common &= in_[p].freeIds;
+            for (size_t k = 0; k < kAsyncWords; ++k) common[k] &= in_[p].freeIds[k];
+            lines &= in_[p].freeLines;
             allOwned &= in_[p].flag != 0;
             high = std::max(high, in_[p].highSeq);
           }
-          resultMsg_ = {kResult, allOwned ? 1u : 0u, common ? kAsyncCtxFirst + __builtin_ctzll(common) : kNone,
-                        round_, 0, high};
+          const uint32_t pick = lowestSet(common, kAsyncWords);
+          resultMsg_ = {kResult, allOwned ? 1u : 0u, pick == kNone ? kNone : kAsyncCtxFirst + pick, round_, high};
+          resultMsg_.lines = lines ? kAsyncLinesFirst + __builtin_ctzll(lines) : kNoLines;
           for (uint32_t p = 1; p < size(); ++p) send(p, resultMsg_);
           onResult(resultMsg_);
           return true;  // a lost round lets the other requests step before the next
@@ -235,10 +249,11 @@ class Agreement final : public p2p::Request {
     p2p::release(r);
   }
 
-  uint64_t freeIds() const {
-    uint64_t f[segment::kMaxContexts / 64];
-    freeContexts(true, f);
-    return f[kAsyncCtxFirst / 64];
+  static void offerFree(Msg* m) {
+    FreeIds f;
+    freeIds(true, &f);
+    std::copy(f.ctx + kAsyncCtxFirst / 64, f.ctx + kCtxWords, m->freeIds);
+    m->freeLines = f.lines[kAsyncLinesFirst / 64];
   }
 
   bool tryLock() {
@@ -265,11 +280,11 @@ class Agreement final : public p2p::Request {
   void onResult(const Msg& r) {
     if (gLockOwner == this) gLockOwner = nullptr;
     if (r.ctxId != kNone) {
-      activate(*nc_, r.ctxId, r.highSeq);
+      activate(*nc_, r.ctxId, r.highSeq, r.lines);
       finish(0, nullptr);
     } else if (r.flag) {
       finish(MPI_ERR_OTHER,
-             "no context id for nonblocking duplicates is free on every member (at most 64 communicators made by "
+             "no context id for nonblocking duplicates is free on every member (at most 1024 communicators made by "
              "MPI_Comm_idup may exist at once)");
     } else {
       phase_ = Phase::kRound;

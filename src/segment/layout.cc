@@ -28,8 +28,7 @@ Layout computeLayout(uint32_t nranks, size_t slotBytes, size_t heapBytes) {
   l.ctxOffset = kRankCtlBytes;
   l.laneOffset = l.ctxOffset + uint64_t{kMaxContexts} * kCtxBytes;
   l.laneStride = roundUp(std::max<uint64_t>(kMinLaneArea, uint64_t{nranks} * kLine), kPage);
-  l.bootOffset = l.laneOffset + 2 * l.laneStride;
-  l.slotOffset = l.bootOffset + uint64_t{nranks} * sizeof(BootEntry);
+  l.slotOffset = l.laneOffset + 2 * l.laneStride;
   l.slotStride = kSlotHeaderBytes + slotAckBytes(nranks) + l.slotBytes;
   l.p2pOffset = l.slotOffset + kNumSlots * l.slotStride;
   l.heapOffset = roundUp(l.p2pOffset + sizeof(P2pQueue) + uint64_t{kP2pCells} * kP2pCellBytes, kPage);
@@ -56,7 +55,6 @@ void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPi
   h->laneStride = l.laneStride;
   h->slotOffset = l.slotOffset;
   h->slotStride = l.slotStride;
-  h->bootOffset = l.bootOffset;
   h->p2pOffset = l.p2pOffset;
   h->heapOffset = l.heapOffset;
   h->heapBytes = l.heapBytes;

@@ -11,14 +11,15 @@
 // one word.
 //
 // Per-rank memory (the bound the collectives issue asks us to state):
-//   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * laneArea(N) + 64 * N
+//   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * laneArea(N)
 //   + kNumSlots * (128 + slotAckBytes(N) + slotBytes)
 //   + 128 + kP2pCells * kP2pCellBytes
 // rounded up to 4 KiB, plus the rank's MPI_Alloc_mem heap (default 2 MiB),
 // where laneArea(N) = max(64 KiB, 64 N) rounded up to 4 KiB and
 // slotAckBytes(N) = N bits rounded up to 64 bytes.  With the default
-// 64 KiB slots and no heap that is 548 KiB per rank at N = 2 and 612 KiB per
-// rank at N = 1024.
+// 64 KiB slots and no heap that is 548 KiB per rank at N = 2 and at
+// N = 1024.  Communicators cost nothing here beyond their line set
+// (kCtxBytes), and only kMaxContexts of them have one (runtime/ids.h).
 //
 // Launcher <-> rank protocol (environment of each rank):
 //   SHMCOLL_RANK, SHMCOLL_SIZE     this rank and the job size
@@ -36,10 +37,10 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 7;  // 7: acknowledgement bits in each slot
+constexpr uint32_t kVersion = 8;  // 8: no boot lines (MPI_Comm_create_group agrees by messages)
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
-constexpr uint32_t kMaxContexts = 256;  // communicator context ids per job
+constexpr uint32_t kMaxContexts = 256;  // line sets (CtxLines) per rank: communicators that have one
 constexpr uint32_t kNumSlots = 2;       // mailbox double buffering
 constexpr size_t kDefaultSlotBytes = 64 * 1024;  // when the L2 size is unknown (defaultSlotBytes)
 // Point-to-point cells (p2p/): each rank owns kP2pCells cells of
@@ -79,7 +80,6 @@ struct alignas(kLine) SegmentHeader {
   uint64_t laneStride;      // bytes per lane area
   uint64_t slotOffset;      // kNumSlots slots
   uint64_t slotStride;
-  uint64_t bootOffset;      // nranks BootEntry
   uint64_t p2pOffset;       // P2pQueue, then kP2pCells cells of kP2pCellBytes
   uint64_t heapOffset;      // the MPI_Alloc_mem heap, heapBytes long (page aligned)
   uint64_t heapBytes;
@@ -218,19 +218,6 @@ constexpr uint64_t laneTag(uint64_t seq, uint32_t ctx) {
 static_assert(laneTag(1, 0) != 0 && laneTag(1, 0) != laneTag(1, 1) && laneTag(2, 0) != laneTag(1, 0));
 static_assert(kMaxContexts <= 256);
 
-// One line per peer for creating a communicator among a group without its
-// parent (MPI_Comm_create_group): entry [p] of rank r's boot table is what r
-// last said to p.  `count` numbers the exchanges between the two ranks, so
-// both sides know which message is the next one; only r writes the line.
-struct alignas(kLine) BootEntry {
-  std::atomic<uint64_t> count;
-  int32_t tag;
-  uint32_t ctx;         // leader's answer: the context id (UINT32_MAX: refused)
-  uint64_t highSeq;     // request: the sender's highest sequence; answer: the base
-  uint64_t freeCtx[kMaxContexts / 64];
-};
-static_assert(sizeof(BootEntry) == kLine);
-
 // The incoming point-to-point queue of a rank: a multi-producer,
 // single-consumer linked list of cells (any rank's), linked by offsets from
 // the segment base.  Producers exchange `tail` and then link the previous
@@ -291,7 +278,6 @@ struct Layout {
   uint64_t laneStride = 0;
   uint64_t slotOffset = 0;
   uint64_t slotStride = 0;
-  uint64_t bootOffset = 0;
   uint64_t p2pOffset = 0;
   uint64_t heapOffset = 0;
   uint64_t heapBytes = 0;
@@ -341,9 +327,6 @@ class View {
   uint64_t laneAreaBytes() const { return hdr_->laneStride; }
   SlotHeader* slot(uint32_t r, uint32_t s) const {
     return reinterpret_cast<SlotHeader*>(rankArea(r) + hdr_->slotOffset + s * hdr_->slotStride);
-  }
-  BootEntry* boot(uint32_t r, uint32_t peer) const {
-    return reinterpret_cast<BootEntry*>(rankArea(r) + hdr_->bootOffset) + peer;
   }
   P2pQueue* p2pQueue(uint32_t r) const { return reinterpret_cast<P2pQueue*>(rankArea(r) + hdr_->p2pOffset); }
   uint64_t cellOffset(uint32_t r, uint32_t i) const {

@@ -56,7 +56,7 @@ class Round {
   int go() {
     const uint32_t n = g_.size();
     me_ = g_.rank;
-    ctx_ = g_.ctxId;
+    ctx_ = g_.lines;
     if (n == 1) {
       int status = selfCopy(a_.broadcast ? a_.send(0) : a_.send(me_), a_.recv(me_));
       return status ? fail(status, "%s", lastReason().c_str()) : 0;
@@ -95,7 +95,7 @@ class Round {
   // Reads the lanes the inline path left over (round.h).
   int resume(const InlineLeftovers& left) {
     me_ = g_.rank;
-    ctx_ = g_.ctxId;
+    ctx_ = g_.lines;
     slot_ = w_.seg.slotBytes();
     tag_ = left.tag;
     area_ = left.area;

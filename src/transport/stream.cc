@@ -57,7 +57,7 @@ bool Outbox::produce() {
     who.ranks.clear();
     h->tracked = track_;
     if (track_) {
-      who.ctx = g.ctxId;
+      who.ctx = g.lines;
       who.seq = seq_;
       if (broadcast_) {
         who.ranks = *readers_;
@@ -69,10 +69,10 @@ bool Outbox::produce() {
     }
     h->acks.store(0, std::memory_order_relaxed);
     h->seq = seq_;
-    h->ctx = g.ctxId;
+    h->ctx = g.lines;
     h->streamOffset = begin;
     h->bytes = end - begin;
-    h->tag.store(chunkTag(seq_, g.ctxId, k), std::memory_order_release);
+    h->tag.store(chunkTag(seq_, g.lines, k), std::memory_order_release);
     if (broadcast_) {
       wait::wakeAll(g.members, g.rank, [&](uint32_t r) { return w.seg.ctl(r); });
     } else {
