@@ -46,9 +46,12 @@ T* lookup(std::vector<std::unique_ptr<T>>& tab, uint32_t kind, int h) {
   return i < tab.size() ? tab[i].get() : nullptr;
 }
 
-// What each parent member contributes when a communicator is created.
+// What each parent member contributes when a communicator is created: its
+// free context ids as a window (ids.h), its free line sets, its highest
+// sequence number, and the split's color and key.
 struct Proposal {
-  FreeIds free;
+  FreeWindow ctx;
+  uint64_t lines[kLineWords];
   uint64_t highSeq;
   int32_t color;
   int32_t key;
@@ -56,26 +59,41 @@ struct Proposal {
 
 // Gathers everybody's proposal over `parent` and agrees on a context id and
 // a line set free on all of them (kNoLines if no line set is) and a starting
-// sequence number above every sequence number any of them used.
+// sequence number above every sequence number any of them used.  When the
+// windows do not decide the id, every member sees so from the same gathered
+// proposals and all exchange their whole free sets.
 int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint32_t* lines,
           uint64_t* base) {
+  FreeIds free;
+  freeIds(false, &free);
   Proposal mine{};
-  freeIds(false, &mine.free);
-  // The gather below advances an intracommunicator's sequence; count it in.
+  mine.ctx = FreeWindow(free.ctx);
+  std::copy(std::begin(free.lines), std::end(free.lines), mine.lines);
+  // The gathers below advance an intracommunicator's sequence; count them in.
   const uint64_t high = transport::lanes().highSeq;
-  mine.highSeq = parent.inter ? high : std::max(high, parent.team.seq + 1);
+  mine.highSeq = parent.inter ? high : std::max(high, parent.team.seq + 2);
   mine.color = color;
   mine.key = key;
-  all->resize(scheduleTeam(parent).size());
+  const size_t n = scheduleTeam(parent).size();
+  all->resize(n);
   SHMCOLL_CHECK(gatherAll(parent, &mine, sizeof mine, all->data()));
-  FreeIds common = mine.free;
+  uint64_t commonLines[kLineWords];
+  std::copy(std::begin(mine.lines), std::end(mine.lines), commonLines);
   *base = 0;
   for (const Proposal& p : *all) {
-    common.intersect(p.free);
+    for (size_t k = 0; k < kLineWords; ++k) commonLines[k] &= p.lines[k];
     *base = std::max(*base, p.highSeq);
   }
-  *lines = lowestSet(common.lines, kLineWords);
-  return lowestFree(common.ctx, ctxId);
+  *lines = lowestSet(commonLines, kLineWords);
+  if (FreeWindow::decide(n, [&](size_t i) -> const FreeWindow& { return (*all)[i].ctx; }, ctxId))
+    return *ctxId != UINT32_MAX ? kOk : noFreeId();
+  std::vector<uint64_t> sets(n * kCtxWords);
+  SHMCOLL_CHECK(gatherAll(parent, free.ctx, sizeof free.ctx, sets.data()));
+  uint64_t common[kCtxWords];
+  std::copy(std::begin(free.ctx), std::end(free.ctx), common);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < kCtxWords; ++k) common[k] &= sets[i * kCtxWords + k];
+  return lowestFree(common, ctxId);
 }
 
 void dropComm(Comm* c) {

@@ -17,6 +17,7 @@
 // there (runtime/idup.cc says why the ranges are apart).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -70,5 +71,59 @@ struct FreeIds {
     for (size_t k = 0; k < kLineWords; ++k) lines[k] &= o.lines[k];
   }
 };
+
+// A member's offer of context ids in a few bytes, for the agreement of a
+// blocking creation (runtime/comm.cc): the lowest word of its free set that
+// holds a free id, and kWindowWords words from there.  When every member's
+// window covers the words from the highest `first` on (no id below it is free
+// on that member), the lowest id free on all of them lies there or after all
+// the windows end; decide() finds it in the first case, and says that the
+// windows cannot tell in the second, where the members exchange their whole
+// free sets (kCtxWords words each) instead.  Members create and free their
+// communicators in much the same order, so their windows nearly always agree:
+// 72 bytes a member instead of 4 KiB, which at 1024 ranks is what the
+// allgather of every creation moves per rank, 72 KiB against 4 MiB.
+constexpr uint32_t kWindowWords = 8;
+struct FreeWindow {
+  uint32_t first = kCtxWords;  // word index; kCtxWords when no id is free
+  uint32_t pad = 0;
+  uint64_t w[kWindowWords] = {};
+
+  FreeWindow() = default;
+  explicit FreeWindow(const uint64_t* ctx) {
+    for (uint32_t k = 0; k < kCtxWords; ++k)
+      if (ctx[k]) {
+        first = k;
+        break;
+      }
+    for (uint32_t k = 0; k < kWindowWords && first + k < kCtxWords; ++k) w[k] = ctx[first + k];
+  }
+  // Of n windows win(i): true when they decide, with *id the lowest id free in
+  // all of them or UINT32_MAX when some member has none free; false when only
+  // the whole sets can tell.
+  template <class Win>
+  static bool decide(size_t n, Win&& win, uint32_t* id) {
+    uint32_t from = 0, to = kCtxWords;
+    for (size_t i = 0; i < n; ++i) {
+      const FreeWindow& f = win(i);
+      if (f.first >= kCtxWords) {
+        *id = UINT32_MAX;
+        return true;
+      }
+      from = std::max(from, f.first);
+      to = std::min<uint32_t>(to, f.first + kWindowWords);
+    }
+    for (uint32_t k = from; k < to; ++k) {
+      uint64_t all = ~0ull;
+      for (size_t i = 0; i < n; ++i) all &= win(i).w[k - win(i).first];
+      if (all) {
+        *id = k * 64 + static_cast<uint32_t>(__builtin_ctzll(all));
+        return true;
+      }
+    }
+    return false;
+  }
+};
+static_assert(sizeof(FreeWindow) == 8 + 8 * kWindowWords);
 
 }  // namespace shmcoll::rt
