@@ -152,18 +152,36 @@ void completeRequest(Call& call, MPI_Request* request) { *request = newRequest(n
 
 }  // namespace
 
+namespace {
+
+// What MPI_Put and MPI_Get check before they move anything: the target
+// (t), the two sides' byte counts, the origin buffer.  *bytes is 0 when
+// there is nothing to move (MPI_PROC_NULL, empty sides).
+int transferArgs(Call& call, const void* origin, uint64_t ocount, const dt::Type* otype, int rank, MPI_Aint disp,
+                 uint64_t tcount, const dt::Type* ttype, rt::Win* w, bool passive, Target* t, uint64_t* bytes) {
+  *bytes = 0;
+  bool skip;
+  SHMCOLL_CHECK(target(call, w, rank, disp, tcount, ttype, passive, t, &skip));
+  if (skip) return MPI_SUCCESS;
+  const uint64_t b = ocount * otype->size;
+  SHMCOLL_CHECK(
+      sameBytes(call, "origin_count and origin_datatype", b, "target_count and target_datatype", tcount * ttype->size));
+  if (b == 0) return MPI_SUCCESS;
+  SHMCOLL_CHECK(check::buffer(call, "origin_addr", origin, ocount, otype));
+  *bytes = b;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 template <class C>
 int put(Call& call, const void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
         const dt::Type* ttype, rt::Win* w, bool passive = false) {
   Target t;
-  bool skip;
-  SHMCOLL_CHECK(target(call, w, rank, disp, static_cast<uint64_t>(tcount), ttype, passive, &t, &skip));
-  if (skip) return MPI_SUCCESS;
-  const uint64_t bytes = static_cast<uint64_t>(ocount) * otype->size;
-  SHMCOLL_CHECK(sameBytes(call, "origin_count and origin_datatype", bytes, "target_count and target_datatype",
-                          static_cast<uint64_t>(tcount) * ttype->size));
+  uint64_t bytes;
+  SHMCOLL_CHECK(transferArgs(call, origin, static_cast<uint64_t>(ocount), otype, rank, disp,
+                             static_cast<uint64_t>(tcount), ttype, w, passive, &t, &bytes));
   if (bytes == 0) return MPI_SUCCESS;
-  SHMCOLL_CHECK(check::buffer(call, "origin_addr", origin, static_cast<uint64_t>(ocount), otype));
   const char* src = packOrigin(origin, static_cast<uint64_t>(ocount), otype, 0);
   if (int rc = rt::winWrite(*w, t.rank, t.addr, static_cast<uint64_t>(tcount), ttype, src))
     return check::engine(call, rc);
@@ -174,14 +192,10 @@ template <class C>
 int get(Call& call, void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
         const dt::Type* ttype, rt::Win* w, bool passive = false) {
   Target t;
-  bool skip;
-  SHMCOLL_CHECK(target(call, w, rank, disp, static_cast<uint64_t>(tcount), ttype, passive, &t, &skip));
-  if (skip) return MPI_SUCCESS;
-  const uint64_t bytes = static_cast<uint64_t>(ocount) * otype->size;
-  SHMCOLL_CHECK(sameBytes(call, "origin_count and origin_datatype", bytes, "target_count and target_datatype",
-                          static_cast<uint64_t>(tcount) * ttype->size));
+  uint64_t bytes;
+  SHMCOLL_CHECK(transferArgs(call, origin, static_cast<uint64_t>(ocount), otype, rank, disp,
+                             static_cast<uint64_t>(tcount), ttype, w, passive, &t, &bytes));
   if (bytes == 0) return MPI_SUCCESS;
-  SHMCOLL_CHECK(check::buffer(call, "origin_addr", origin, static_cast<uint64_t>(ocount), otype));
   char* dst = otype->contiguous ? static_cast<char*>(origin) + otype->trueLb : stage(0, bytes);
   if (int rc = rt::winRead(*w, t.rank, t.addr, static_cast<uint64_t>(tcount), ttype, dst))
     return check::engine(call, rc);

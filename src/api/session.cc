@@ -188,13 +188,23 @@ int sessionGetInfo(Call& call, MPI_Session session, MPI_Info* infoUsed) {
   return MPI_SUCCESS;
 }
 
-int sessionGetPsetInfo(Call& call, MPI_Session session, const char* psetName, MPI_Info* info) {
+namespace {
+
+// The members of process set `psetName` of a valid session, or the error.
+int sessionPset(Call& call, MPI_Session session, const char* psetName, std::vector<uint32_t>* m) {
   Session* s;
   SHMCOLL_CHECK(checkSession(call, session, &s));
-  std::vector<uint32_t> m;
-  if (!psetMembers(psetName, &m))
+  if (!psetMembers(psetName, m))
     return fail(call, session, MPI_ERR_ARG, "pset_name = \"%.128s\" is not a process set (mpi://WORLD, mpi://SELF)",
                 psetName);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int sessionGetPsetInfo(Call& call, MPI_Session session, const char* psetName, MPI_Info* info) {
+  std::vector<uint32_t> m;
+  SHMCOLL_CHECK(sessionPset(call, session, psetName, &m));
   rt::Info in;
   in.set("mpi_size", std::to_string(m.size()));
   *info = rt::newInfo(std::move(in));
@@ -234,12 +244,8 @@ int sessionCallErrhandler(Call& call, MPI_Session session, int errorcode) {
 }
 
 int groupFromSessionPset(Call& call, MPI_Session session, const char* psetName, MPI_Group* newgroup) {
-  Session* s;
-  SHMCOLL_CHECK(checkSession(call, session, &s));
   std::vector<uint32_t> m;
-  if (!psetMembers(psetName, &m))
-    return fail(call, session, MPI_ERR_ARG, "pset_name = \"%.128s\" is not a process set (mpi://WORLD, mpi://SELF)",
-                psetName);
+  SHMCOLL_CHECK(sessionPset(call, session, psetName, &m));
   *newgroup = rt::newGroup(std::move(m));
   return MPI_SUCCESS;
 }
