@@ -174,6 +174,11 @@ int winGetName(Call&, rt::Win* w, char* name, int* resultlen) {
   return MPI_SUCCESS;
 }
 
+// A Fortran handle is the C handle's value, as for sessions: MPI_WIN_NULL maps to itself, and a value that names no
+// window gives a handle the other calls reject with MPI_ERR_WIN.
+MPI_Fint winC2f(Call&, MPI_Win win) { return static_cast<MPI_Fint>(win); }
+MPI_Win winF2c(Call&, MPI_Fint win) { return static_cast<MPI_Win>(win); }
+
 }  // namespace shmcoll::api::impl
 
 #include "generated/entry_win.inc"  // the MPI_ and PMPI_ entry points (src/api/desc/win.txt)

@@ -3,7 +3,8 @@
  * (MPI_Win_create on malloc'd and on MPI_Alloc_mem memory, MPI_Win_allocate,
  * MPI_Win_allocate_shared contiguous and not, MPI_Win_create_dynamic) under
  * every synchronization mode (fence, lock, lock_all with flushes,
- * post/start/complete/wait), with derived datatypes on origin and target.
+ * post/start/complete/wait), with derived datatypes on origin and target;
+ * MPI_Win_c2f / MPI_Win_f2c (round trips of a window and of MPI_WIN_NULL).
  *
  * Each rank's window is NG guard ints, then one slot of NS ints per origin
  * rank, then NG guard ints, all starting at a sentinel.  Origins write only
@@ -208,6 +209,19 @@ int main(int argc, char **argv) {
     fill(mem);
     TU_CALL(MPI_Barrier(MPI_COMM_WORLD));
     run(win, mem, zero, sizeof(int), "MPI_Win_allocate");
+    { /* MPI_Win_c2f / MPI_Win_f2c: the round trip gives the same window, which still works */
+      MPI_Fint f = MPI_Win_c2f(win);
+      MPI_Win back = MPI_Win_f2c(f);
+      if (back != win) tu_fail("MPI_Win_f2c(MPI_Win_c2f(win)) is not the window");
+      void *base = NULL;
+      int flag = 0;
+      TU_CALL(MPI_Win_get_attr(back, MPI_WIN_BASE, &base, &flag));
+      if (!flag || base != (void *)mem)
+        tu_fail("MPI_WIN_BASE through the round-tripped handle: %p, want %p", base, (void *)mem);
+      if (MPI_Win_f2c(MPI_Win_c2f(MPI_WIN_NULL)) != MPI_WIN_NULL) tu_fail("MPI_WIN_NULL does not round-trip");
+      if (PMPI_Win_f2c(PMPI_Win_c2f(win)) != win) tu_fail("PMPI_Win_f2c(PMPI_Win_c2f(win)) is not the window");
+      ++tu_ncases;
+    }
     TU_CALL(MPI_Win_free(&win));
   }
   for (int nc = 0; nc < 2; ++nc) { /* MPI_Win_allocate_shared, contiguous and not */
