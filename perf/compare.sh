@@ -56,7 +56,7 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SRC=("$REPO/perf/bench/shmcoll_bench.c" "$REPO/perf/bench/neighbor.c")
+SRC=("$REPO/perf/bench/shmcoll_bench.c" "$REPO/perf/bench/neighbor.c" "$REPO/perf/bench/rma.c")
 RANKS="" REPS="" IMPLS="shmcoll openmpi mpich" QUICK=0 SHM_FROM=install PREFIX=$REPO/install
 REBUILD=0 TIMEOUT="" OUT="" APT=1 TUNE=1 BASELINE="" NEIGHBOR=0
 EXTRA=()

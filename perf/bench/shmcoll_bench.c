@@ -3,8 +3,10 @@
  * collectives, of the rooted and reducing collectives (MPI_Bcast, MPI_Reduce,
  * MPI_Allreduce, MPI_Gather, MPI_Scatter, MPI_Reduce_scatter_block) and
  * MPI_Barrier, of the
- * neighbourhood alltoall and allgather (neighbor.c), and of the memory-copy
- * bandwidth that bounds them.
+ * neighbourhood alltoall and allgather (neighbor.c), of one-sided
+ * communication (rma.c: put, get, accumulate, fetch-and-op and
+ * compare-and-swap under fence, lock and lock_all; hot buffers only, --cold
+ * does not apply), and of the memory-copy bandwidth that bounds them.
  *
  * Written against the standard MPI C API only: Init/Finalize, Comm_rank/size,
  * Barrier, Wtime, Alltoall(v,w), Allgather(v), Bcast, Reduce, Allreduce,
@@ -75,6 +77,7 @@
 #include <unistd.h>
 
 #include "neighbor.h"
+#include "rma.h"
 
 /* ---- implementation, detected at compile time ---------------------------- */
 #define STR_(x) #x
@@ -158,6 +161,7 @@ static int nb_gather(int op) { return (OPS_NB_ALLGATHER >> op) & 1u; }
 /* ---- options ----------------------------------------------------------------- */
 typedef struct {
   unsigned ops;
+  unsigned rma_ops; /* one-sided ops (rma.h), bit = kind * RMA_NSYNC + sync */
   size_t min_size, max_size;
   size_t sizes[64];
   int nsizes; /* 0: powers of two from min_size to max_size */
@@ -214,7 +218,7 @@ static long parse_long(const char *s) {
   return v;
 }
 
-static unsigned parse_ops(const char *list) {
+static unsigned parse_ops(const char *list, unsigned *rma_ops) {
   unsigned ops = 0;
   char buf[512];
   snprintf(buf, sizeof buf, "%s", list);
@@ -224,6 +228,7 @@ static unsigned parse_ops(const char *list) {
     if (!strcmp(t, "neighbor")) { ops |= OPS_NEIGHBOR; continue; }
     if (!strcmp(t, "neighbor_alltoall")) { ops |= OPS_NB_ALLTOALL; continue; }
     if (!strcmp(t, "neighbor_allgather")) { ops |= OPS_NB_ALLGATHER; continue; }
+    if (rma_parse(t, rma_ops)) continue;
     int found = 0;
     for (int i = 0; i < OP_COUNT; i++)
       if (!strcmp(t, kOpNames[i])) { ops |= 1u << i; found = 1; }
@@ -246,7 +251,14 @@ static void usage(void) {
       "                    scheduling floor when ranks outnumber cores; cart_* and graph_* are\n"
       "                    MPI_Neighbor_alltoall/allgather on a 2-D periodic grid and on a random\n"
       "                    graph of degree min(4, N-1), selected by name or as neighbor,\n"
-      "                    neighbor_alltoall or neighbor_allgather (not in the default)\n"
+      "                    neighbor_alltoall or neighbor_allgather (not in the default);\n"
+      "                    one-sided (rma.c, not in the default): put_fence put_lock put_lockall,\n"
+      "                    get_*, acc_* (MPI_Accumulate, MPI_SUM of doubles), fop_*\n"
+      "                    (MPI_Fetch_and_op) and cas_* (MPI_Compare_and_swap) with the same three\n"
+      "                    synchronizations (fence; lock/unlock per call; lock_all + flush), each\n"
+      "                    rank targeting the next on a window from MPI_Win_allocate, the data\n"
+      "                    checked after every loop; by name, by kind (put, get, acc, fop, cas:\n"
+      "                    the three synchronizations) or all fifteen as rma\n"
       "  --min-size SIZE   smallest block in bytes, e.g. 1, 4K (default 1)\n"
       "  --max-size SIZE   largest block, e.g. 16M (default 16M; 1M with --quick)\n"
       "  --sizes LIST      explicit comma-separated block sizes instead of powers of two\n"
@@ -298,7 +310,7 @@ static void parse_args(int argc, char **argv) {
       MPI_Finalize();
       exit(0);
     } else if (!strcmp(key, "--op") || !strcmp(key, "--ops")) {
-      o->ops |= parse_ops(NEXT());
+      o->ops |= parse_ops(NEXT(), &o->rma_ops);
     } else if (!strcmp(key, "--min-size")) {
       o->min_size = parse_size(NEXT());
     } else if (!strcmp(key, "--max-size")) {
@@ -353,7 +365,7 @@ static void parse_args(int argc, char **argv) {
     }
 #undef NEXT
   }
-  if (!o->ops) o->ops = o->membw ? (1u << OP_MEMCPY) | (1u << OP_MEMCPY1) : OPS_DEFAULT;
+  if (!o->ops && !o->rma_ops) o->ops = o->membw ? (1u << OP_MEMCPY) | (1u << OP_MEMCPY1) : OPS_DEFAULT;
   if (o->budget < 0) o->budget = o->quick ? 0.03 : 0.25;
   if (o->min_iters < 0) o->min_iters = o->quick ? 3 : 5;
   if (o->min_iters < 1) o->min_iters = 1;
@@ -822,6 +834,67 @@ static void csv_row(const char *op, size_t bytes, double recv_bytes, long iters,
   fflush(g_csv);
 }
 
+static void report(const char *name, size_t s, double recv_max, double recv_total, long iters, double avg, double mn,
+                   double mx, int cold) {
+  double bw = avg > 0 ? recv_max / avg : 0, agg = avg > 0 ? recv_total / avg : 0;
+  if (g_rank) return;
+  printf("%-20s %10zu %8ld %11.2f %11.2f %11.2f %12.1f %12.1f %5s\n", name, s, iters, avg * 1e6, mn * 1e6, mx * 1e6,
+         bw / 1e6, agg / 1e6, cold ? "cold" : "hot");
+  fflush(stdout);
+  csv_row(name, s, recv_max, iters, avg, mn, mx, bw, agg, cold);
+}
+
+/* ---- the interface of rma.c (rma.h) ------------------------------------------------ */
+double bench_all_max(double mine) { return all_max(mine); }
+int bench_sync(void) { return g_opt.sync; }
+size_t bench_mem_limit(void) { return g_opt.mem_limit; }
+
+void bench_report(const char *op, size_t bytes, double recv_max, double recv_total, long iters, double mine) {
+  gather(mine);
+  double mn = g_times[0], mx = g_times[0], sum = 0;
+  for (int r = 0; r < g_nranks; r++) {
+    if (g_times[r] < mn) mn = g_times[r];
+    if (g_times[r] > mx) mx = g_times[r];
+    sum += g_times[r];
+  }
+  report(op, bytes, recv_max, recv_total, iters, sum / g_nranks, mn, mx, 0);
+}
+
+/* Steps 2 and 3 of the method: one timed call sizes the warm-up, whose slowest
+ * rank's time per call sizes the timed loop. */
+long bench_plan(double (*measure)(void *ctx, long count), void *ctx) {
+  double est = measure(ctx, 1);
+  long warm = g_opt.warmup, iters = g_opt.iters;
+  const double tiny = 1e-9;
+  if (warm < 0) {
+    double w = 0.1 * g_opt.budget / (est > tiny ? est : tiny);
+    warm = est >= g_opt.budget ? 0 : w < 1 ? 1 : w > 1000 ? 1000 : (long)w;
+  }
+  if (warm > 0) est = measure(ctx, warm);
+  if (iters < 0) {
+    double it = g_opt.budget / (est > tiny ? est : tiny);
+    iters = it < g_opt.min_iters ? g_opt.min_iters : it > g_opt.max_iters ? g_opt.max_iters : (long)it;
+    /* a call slower than the whole budget (an oversubscribed library that
+     * spins): keep the run bounded at about four budgets */
+    if (est * (double)iters > 4 * g_opt.budget && iters > 1) {
+      long cap = (long)(4 * g_opt.budget / est);
+      iters = cap < 1 ? 1 : cap;
+    }
+  }
+  return iters;
+}
+
+typedef struct {
+  const Layout *L;
+  const Regions *R;
+  int cold;
+} Measured;
+
+static double measure_op(void *ctx, long count) {
+  const Measured *m = ctx;
+  return estimate(m->L, timed_loop(m->L, m->R, m->cold, count));
+}
+
 static void bench_one(int op, size_t s, int cold) {
   int n = g_nranks;
   Layout L = {0};
@@ -863,26 +936,9 @@ static void bench_one(int op, size_t s, int cold) {
     }
   }
 
-  /* 2. one timed call sizes the warm-up */
-  double est = estimate(&L, timed_loop(&L, &R, cold, 1));
-  long warm = g_opt.warmup, iters = g_opt.iters;
-  const double tiny = 1e-9;
-  if (warm < 0) {
-    double w = 0.1 * g_opt.budget / (est > tiny ? est : tiny);
-    warm = est >= g_opt.budget ? 0 : w < 1 ? 1 : w > 1000 ? 1000 : (long)w;
-  }
-  /* 3. the warm-up sizes the timed loop */
-  if (warm > 0) est = estimate(&L, timed_loop(&L, &R, cold, warm));
-  if (iters < 0) {
-    double it = g_opt.budget / (est > tiny ? est : tiny);
-    iters = it < g_opt.min_iters ? g_opt.min_iters : it > g_opt.max_iters ? g_opt.max_iters : (long)it;
-    /* a call slower than the whole budget (an oversubscribed library that
-     * spins): keep the run bounded at about four budgets */
-    if (est * (double)iters > 4 * g_opt.budget && iters > 1) {
-      long cap = (long)(4 * g_opt.budget / est);
-      iters = cap < 1 ? 1 : cap;
-    }
-  }
+  /* 2. and 3. one timed call sizes the warm-up, the warm-up the timed loop */
+  Measured m = {&L, &R, cold};
+  long iters = bench_plan(measure_op, &m);
   /* 4. the measurement */
   Timing t = timed_loop(&L, &R, cold, iters);
   double mine = t.per_call;
@@ -896,13 +952,7 @@ static void bench_one(int op, size_t s, int cold) {
   double avg = sum / n;
   if (op == OP_MEMCPY) avg = t.span;
   if (op == OP_MEMCPY1) avg = mn = mx = g_times[0];
-  double bw = avg > 0 ? (double)L.recv_max / avg : 0, agg = avg > 0 ? L.recv_total / avg : 0;
-  if (g_rank == 0) {
-    printf("%-20s %10zu %8ld %11.2f %11.2f %11.2f %12.1f %12.1f %5s\n", kOpNames[op], s, iters, avg * 1e6, mn * 1e6,
-           mx * 1e6, bw / 1e6, agg / 1e6, cold ? "cold" : "hot");
-    fflush(stdout);
-    csv_row(kOpNames[op], s, (double)L.recv_max, iters, avg, mn, mx, bw, agg, cold);
-  }
+  report(kOpNames[op], s, (double)L.recv_max, L.recv_total, iters, avg, mn, mx, cold);
 out:
   free(L.scounts);
   free(L.types);
@@ -1086,6 +1136,14 @@ int main(int argc, char **argv) {
     }
     for (int c = 0; c < g_opt.ncold; c++)
       for (int i = 0; i < g_opt.nsizes; i++) bench_one(op, g_opt.sizes[i], g_opt.cold[c]);
+  }
+  for (int op = 0; op < RMA_NOPS; op++) { /* one-sided (rma.c): hot buffers only */
+    if (!(g_opt.rma_ops & (1u << op))) continue;
+    if (rma_single(op)) {
+      g_failures += rma_bench(op, 8);
+      continue;
+    }
+    for (int i = 0; i < g_opt.nsizes; i++) g_failures += rma_bench(op, g_opt.sizes[i]);
   }
 
   if (g_csv) fclose(g_csv);
