@@ -25,6 +25,11 @@
 #                      random graph: ops cart_alltoall graph_alltoall cart_allgather
 #                      graph_allgather); added to the default ops, or to the --op
 #                      list given after --
+#   --rma              also run the one-sided ops (shmcoll-bench --op rma: put, get,
+#                      acc, fop and cas under fence, lock and lockall, perf/bench/rma.c);
+#                      added like --neighbor; the 2-rank sanity run then includes them
+#   --ops LIST         the benchmark's --op LIST (e.g. rma,yield or put_lockall,get_lockall
+#                      for the one-sided ops alone), the same as `-- --op LIST`
 #   --baseline DIR     also measure the shmcoll install tree DIR (another build,
 #                      e.g. an earlier commit) as "shmcoll-base", interleaved with
 #                      the others; the summary then gives shmcoll / shmcoll-base
@@ -36,6 +41,7 @@
 #                      or with --rebuild
 #   --shmcoll build    use the build tree <repo>/build-bench (targets shmcoll-bench
 #                      and shmrun, built here with make -j2)
+#   --build-dir DIR    the build tree for --shmcoll build instead of <repo>/build-bench
 #   --prefix DIR       install tree for --shmcoll install
 #   --rebuild          rebuild and reinstall shmcoll before running
 #   --timeout SECONDS  per run (default 1800; 600 with --quick)
@@ -58,8 +64,8 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRC=("$REPO/perf/bench/shmcoll_bench.c" "$REPO/perf/bench/neighbor.c" "$REPO/perf/bench/rma.c")
 RANKS="" REPS="" IMPLS="shmcoll openmpi mpich" QUICK=0 SHM_FROM=install PREFIX=$REPO/install
-REBUILD=0 TIMEOUT="" OUT="" APT=1 TUNE=1 BASELINE="" NEIGHBOR=0
-EXTRA=()
+REBUILD=0 TIMEOUT="" OUT="" APT=1 TUNE=1 BASELINE="" NEIGHBOR=0 RMA=0
+EXTRA=() OPS_ARG=() BUILD_DIR=$REPO/build-bench
 while (($#)); do
   case $1 in
     --quick) QUICK=1 ;;
@@ -68,8 +74,11 @@ while (($#)); do
     --reps) REPS=$2; shift ;;
     --impls) IMPLS=$2; shift ;;
     --neighbor) NEIGHBOR=1 ;;
+    --rma) RMA=1 ;;
+    --ops) OPS_ARG=(--op "$2"); shift ;;
     --shmcoll) SHM_FROM=$2; shift ;;
     --prefix) PREFIX=$(realpath -m "$2"); shift ;;
+    --build-dir) BUILD_DIR=$(realpath -m "$2"); shift ;;
     --baseline) BASELINE=$(realpath -m "$2"); shift ;;
     --rebuild) REBUILD=1 ;;
     --timeout) TIMEOUT=$2; shift ;;
@@ -96,15 +105,23 @@ done
 # The raw rows of each method, and where its summary goes.
 raw_of() { [[ $1 == sync ]] && echo "$OUT/sync/raw.csv" || echo "$OUT/raw.csv"; }
 dir_of() { [[ $1 == sync ]] && echo "$OUT/sync" || echo "$OUT"; }
-BENCH_ARGS+=("${EXTRA[@]}")
+BENCH_ARGS+=("${OPS_ARG[@]}" "${EXTRA[@]}")
 SANITY_OPS=alltoall,allgather
+# --op lists accumulate in the benchmark; without one it runs the default set
+given_op=$((${#OPS_ARG[@]} > 0))
+for a in "${EXTRA[@]}"; do [[ $a == --op || $a == --ops || $a == --op=* || $a == --ops=* ]] && given_op=1; done
 if ((NEIGHBOR)); then
-  # --op lists accumulate in the benchmark; without one it runs the default set
-  given_op=0
-  for a in "${EXTRA[@]}"; do [[ $a == --op || $a == --ops || $a == --op=* || $a == --ops=* ]] && given_op=1; done
-  if ((given_op)); then BENCH_ARGS+=(--op neighbor); else BENCH_ARGS+=(--op "all,neighbor"); fi
+  if ((given_op)); then BENCH_ARGS+=(--op neighbor); else BENCH_ARGS+=(--op "all,neighbor"); given_op=1; fi
   SANITY_OPS+=,neighbor
 fi
+if ((RMA)); then
+  if ((given_op)); then BENCH_ARGS+=(--op rma); else BENCH_ARGS+=(--op "all,rma"); fi
+  SANITY_OPS+=,rma
+fi
+# One-sided ops asked for by name: the sanity run tries them too.
+for a in "${OPS_ARG[@]}" "${EXTRA[@]}"; do
+  [[ $a =~ (^|[,=])(rma|put|get|acc|fop|cas)(_|,|$) ]] && [[ $SANITY_OPS != *,rma* ]] && SANITY_OPS+=,rma
+done
 CORES=$(nproc)
 OUT=${OUT:-$REPO/perf/results/$(date +%Y%m%d-%H%M%S)}
 BIN=$OUT/bin
@@ -148,7 +165,7 @@ for impl in $IMPLS; do
       then BENCH[mpich]=$BIN/bench-mpich; else say "cannot build against MPICH; leaving it out"; fi ;;
     shmcoll)
       if [[ $SHM_FROM == build ]]; then
-        B=$REPO/build-bench
+        B=$BUILD_DIR
         if { [[ -f $B/CMakeCache.txt ]] || cmake -S "$REPO" -B "$B" >>"$LOG" 2>&1; } &&
            make -C "$B" -j2 shmcoll-bench shmrun >>"$LOG" 2>&1; then
           BENCH[shmcoll]=$B/perf/bench/shmcoll-bench LAUNCH[shmcoll]=$B/launcher/shmrun
@@ -293,8 +310,9 @@ if command -v gnuplot >/dev/null; then
   # count and buffer kind measured (hot: latency_N<n>.png, cold:
   # latency_N<n>_cold.png) of the all-to-all and all-gather collectives, one
   # of the rooted and reducing ones (..._rooted.png) and one of the
-  # neighbourhood collectives when they ran (--neighbor: ..._neighbor.png);
-  # each with the panels of the operations that ran.
+  # neighbourhood collectives when they ran (--neighbor: ..._neighbor.png),
+  # of put and get (..._rma.png) and of accumulate (..._rma_acc.png) when the
+  # one-sided ops ran; each with the panels of the operations that ran.
   present() { # medians ranks cold "ops" -> those of ops with rows
     awk -F, -v n="$2" -v c="$3" -v want="$4" '
       BEGIN { k = split(want, w, " ") }
@@ -304,13 +322,15 @@ if command -v gnuplot >/dev/null; then
   declare -A PANELS=(
     [main]="alltoall alltoallv alltoallv_skew alltoallw allgather allgatherv"
     [_rooted]="bcast reduce allreduce gather scatter reduce_scatter_block"
-    [_neighbor]="cart_alltoall graph_alltoall cart_allgather graph_allgather")
+    [_neighbor]="cart_alltoall graph_alltoall cart_allgather graph_allgather"
+    [_rma]="put_fence put_lock put_lockall get_fence get_lock get_lockall"
+    [_rma_acc]="acc_fence acc_lock acc_lockall")
   for method in $METHODS; do
     dir=$(dir_of "$method") med=$(dir_of "$method")/medians.csv
     [[ -f $med ]] || continue
     for n in $RANKS; do
       for c in 0 1; do
-        for kind in main _rooted _neighbor; do
+        for kind in main _rooted _neighbor _rma _rma_acc; do
           ops=$(present "$med" "$n" "$c" "${PANELS[$kind]}")
           [[ -n $ops ]] || continue
           [[ $kind == main ]] && kind=

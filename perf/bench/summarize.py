@@ -19,8 +19,9 @@ cores from the copying ranks when ranks outnumber cores).
 
 The rooted and reducing collectives and the barrier, then the
 neighbourhood collectives (cart_* and graph_*, shmcoll-bench --op
-neighbor), are listed after the exchanges, without a memcpy bound: op=memcpy
-copies N blocks per rank, these calls move one block per rank or neighbour.
+neighbor), then the one-sided ops (put_fence .. cas_lockall, --op rma), are
+listed after the exchanges, without a memcpy bound: op=memcpy copies N
+blocks per rank, these calls move one block per rank or neighbour.
 
 The spread over runs: column `shm runs` gives the fastest and slowest of
 shmcoll's runs at each point, and the summary ends with the points where
@@ -41,7 +42,9 @@ EXCHANGE_OPS = ["alltoall", "alltoallv", "alltoallv_skew", "alltoallw", "allgath
 # Rooted and reducing collectives, and the barrier: no memcpy bound either
 # (op=memcpy copies N blocks per rank; these move one block, or N at one rank).
 OTHER_OPS = ["bcast", "reduce", "allreduce", "gather", "scatter", "reduce_scatter_block", "barrier"]
-COLL_OPS = EXCHANGE_OPS + OTHER_OPS + NEIGHBOR_OPS
+# One-sided (shmcoll-bench --op rma, rma.c): <kind>_<sync>; no memcpy bound either.
+RMA_OPS = [f"{k}_{s}" for k in ("put", "get", "acc", "fop", "cas") for s in ("fence", "lock", "lockall")]
+COLL_OPS = EXCHANGE_OPS + OTHER_OPS + NEIGHBOR_OPS + RMA_OPS
 # A point whose shmcoll runs differ by more than this factor is listed as unstable.
 UNSTABLE = 2.0
 
