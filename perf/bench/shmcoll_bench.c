@@ -272,6 +272,8 @@ static void usage(void) {
       "  --tag STRING      value of the CSV 'tag' column (e.g. a repetition id)\n"
       "  --no-check        skip the one validated call per size\n"
       "  --sync            a barrier before every call, only the calls timed (default: back to back)\n"
+      "  --thread-multiple start with MPI_Init_thread(MPI_THREAD_MULTIPLE) (default: MPI_Init); the\n"
+      "                    calls still come from one thread: what the thread level costs\n"
       "  --alloc-mem       take the buffers from MPI_Alloc_mem instead of the heap (shmcoll: from\n"
       "                    the shared segment when they fit SHMCOLL_ALLOC_MEM, e.g. 64m)\n"
       "  --mem-limit SIZE  buffer memory per rank; larger sizes are skipped\n"
@@ -351,6 +353,8 @@ static void parse_args(int argc, char **argv) {
       o->check = 0;
     } else if (!strcmp(key, "--sync")) {
       o->sync = 1;
+    } else if (!strcmp(key, "--thread-multiple")) {
+      /* (read before MPI_Init_thread, in main) */
     } else if (!strcmp(key, "--mem-limit")) {
       o->mem_limit = parse_size(NEXT());
     } else if (!strcmp(key, "--cold-pool")) {
@@ -1061,8 +1065,16 @@ static void membw(void) {
 
 /* ---- main ------------------------------------------------------------------------- */
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  int want = MPI_THREAD_SINGLE, provided = MPI_THREAD_SINGLE;
+  for (int i = 1; i < argc; ++i)
+    if (!strcmp(argv[i], "--thread-multiple")) want = MPI_THREAD_MULTIPLE;
+  if (want == MPI_THREAD_SINGLE) {
+    MPI_Init(&argc, &argv);
+  } else {
+    MPI_Init_thread(&argc, &argv, want, &provided);
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  if (want != MPI_THREAD_SINGLE && provided < want) die("MPI_Init_thread did not provide MPI_THREAD_MULTIPLE%s", "");
   MPI_Comm_size(MPI_COMM_WORLD, &g_nranks);
   g_times = calloc((size_t)g_nranks, sizeof(double));
   parse_args(argc, argv);
@@ -1106,6 +1118,9 @@ int main(int argc, char **argv) {
            IMPL_NAME, IMPL_VERSION, g_nranks, g_opt.budget, llc / MiB, g_opt.mem_limit / MiB);
     if (any_cold) printf("#   cold pool %zu MiB per rank\n", g_arena_bytes / MiB);
     printf("#   method: %s\n", g_opt.sync ? "a barrier before every call, only the calls timed (--sync)" : "back to back");
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    printf("#   thread level: %s\n", level == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "below MPI_THREAD_MULTIPLE");
     fflush(stdout);
   }
   if (g_opt.ops & OPS_NEIGHBOR) nb_print();

@@ -20,6 +20,8 @@
 
 #include <cstdint>
 
+#include "wait/serial.h"
+
 namespace shmcoll::api {
 
 // Errors not tied to a communicator (datatype constructors, MPI_Get_address,

@@ -215,6 +215,8 @@ def entry(fn, name, big, req, desc):
         raise Error(f'{fn.where}: {fn.name} returns {fn.ret}, so it cannot report a failed check')
     if req == 'init' and not any(a.check in ('comm', 'anyComm') for a in fn.args):
         raise Error(f'{fn.where}: a persistent collective (variant init) needs a comm argument')
+    if fn.ret != 'double':  # (MPI_Wtime and MPI_Wtick touch no state)
+        out.append('  shmcoll::wait::Serial serial_;  // (MPI_THREAD_MULTIPLE: wait/serial.h)')
     out.append(f'  Call call_("{name}", {errcomm});')
     body, callargs = [], []
     resolved = {}

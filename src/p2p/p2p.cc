@@ -22,12 +22,12 @@
 #include <memory>
 #include <unordered_map>
 
-#include "wait/wait.h"
-#include "transport/pull.h"
-#include "transport/world.h"
 #include "common/settings.h"
 #include "common/status.h"
 #include "copy/copy.h"
+#include "transport/pull.h"
+#include "transport/world.h"
+#include "wait/wait.h"
 
 namespace shmcoll::p2p {
 
@@ -624,6 +624,12 @@ Request* imrecv(void* buf, uint64_t count, const dt::Type* type, Message* msg) {
 bool progress() { return gEndpoint.progress(); }
 
 void idle() {
+  if (__builtin_expect(wait::gSerialOn, 0)) {  // (let the rank's other threads in meanwhile)
+    const uint32_t depth = wait::releaseSerial();
+    wait::yieldCpu();
+    wait::reacquireSerial(depth);
+    return;
+  }
   if (gOversubscribed) wait::yieldCpu();
 }
 

@@ -4,11 +4,12 @@
 #include <cstring>
 #include <memory>
 
-#include "wait/wait.h"
 #include "coll/coll.h"
 #include "common/status.h"
-#include "transport/lanes.h"
+#include "runtime/comm_make.h"
 #include "runtime/context.h"
+#include "transport/lanes.h"
+#include "wait/wait.h"
 
 namespace shmcoll::rt {
 
@@ -22,7 +23,7 @@ constexpr uint32_t kWorldCtx = 0, kSelfCtx = 1;
 Comm gWorld, gSelf;
 std::vector<std::unique_ptr<Comm>> gComms(1);
 std::vector<uint32_t> gCommSlots;  // empty entries of gComms (thousands of communicators: no scan)
-std::vector<Comm*> gFreed;  // freed while in use (freeComm): destroyed by reapFreed()
+std::vector<Comm*> gFreed;         // freed while in use (freeComm): destroyed by reapFreed()
 std::vector<std::unique_ptr<Group>> gGroups(1);
 std::vector<std::unique_ptr<Errhandler>> gErrh(1);
 Group gEmpty;
@@ -55,19 +56,23 @@ struct Proposal {
   uint64_t highSeq;
   int32_t color;
   int32_t key;
+  uint32_t contended;  // other creations held ids at this member (IdHold)
+  uint32_t pad;
 };
 
-// Gathers everybody's proposal over `parent` and agrees on a context id and
-// a line set free on all of them (kNoLines if no line set is) and a starting
-// sequence number above every sequence number any of them used.  When the
-// windows do not decide the id, every member sees so from the same gathered
-// proposals and all exchange their whole free sets.
-int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint32_t* lines,
-          uint64_t* base) {
+// One round of agree() below.  When the windows do not decide the id, every
+// member sees so from the same gathered proposals and all exchange their
+// whole free sets.
+// *retry: no id was common, but some member had ids held by other creations.
+int agreeOnce(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint32_t* lines,
+              uint64_t* base, IdHold& hold, bool* retry) {
+  *retry = false;
   FreeIds free;
   freeIds(false, &free);
   Proposal mine{};
+  mine.contended = contended();
   mine.ctx = FreeWindow(free.ctx);
+  hold.hold(mine.ctx.w, mine.ctx.first, kWindowWords);
   std::copy(std::begin(free.lines), std::end(free.lines), mine.lines);
   // The gathers below advance an intracommunicator's sequence; count them in.
   const uint64_t high = transport::lanes().highSeq;
@@ -85,15 +90,36 @@ int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t
     *base = std::max(*base, p.highSeq);
   }
   *lines = lowestSet(commonLines, kLineWords);
-  if (FreeWindow::decide(n, [&](size_t i) -> const FreeWindow& { return (*all)[i].ctx; }, ctxId))
-    return *ctxId != UINT32_MAX ? kOk : noFreeId();
+  const bool anyContended = std::any_of(all->begin(), all->end(), [](const Proposal& p) { return p.contended != 0; });
+  if (FreeWindow::decide(
+          n, [&](size_t i) -> const FreeWindow& { return (*all)[i].ctx; }, ctxId)) {
+    *retry = *ctxId == UINT32_MAX && anyContended;
+    return *ctxId != UINT32_MAX || *retry ? kOk : noFreeId();
+  }
+  hold.hold(free.ctx, 0, kCtxWords);
   std::vector<uint64_t> sets(n * kCtxWords);
   SHMCOLL_CHECK(gatherAll(parent, free.ctx, sizeof free.ctx, sets.data()));
   uint64_t common[kCtxWords];
   std::copy(std::begin(free.ctx), std::end(free.ctx), common);
   for (size_t i = 0; i < n; ++i)
     for (size_t k = 0; k < kCtxWords; ++k) common[k] &= sets[i * kCtxWords + k];
-  return lowestFree(common, ctxId);
+  *retry = lowestSet(common, kCtxWords) == UINT32_MAX && anyContended;
+  return *retry ? kOk : lowestFree(common, ctxId);
+}
+
+// Gathers everybody's proposal over `parent` and agrees on a context id and
+// a line set free on all of them (kNoLines if no line set is) and a starting
+// sequence number above every sequence number any of them used.  The caller
+// installs the communicator before it waits for anything else.
+int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint32_t* lines,
+          uint64_t* base) {
+  for (;;) {
+    IdHold hold(ctx().ctxHeld);
+    bool retry;
+    SHMCOLL_CHECK(agreeOnce(parent, color, key, all, ctxId, lines, base, hold, &retry));
+    if (!retry) return kOk;
+    backOff();
+  }
 }
 
 void dropComm(Comm* c) {
@@ -120,10 +146,39 @@ Comm* newComm(const Comm& parent) {
   return raw;
 }
 
+// Raw bytes, one block for every pair (gatherAll on an intercommunicator).
+class RawAllgather final : public coll::ExchangeArgs {
+ public:
+  RawAllgather(const void* mine, uint64_t bytes, void* out)
+      : mine_(static_cast<const char*>(mine)), out_(static_cast<char*>(out)), bytes_(bytes) {}
+  coll::Block send(uint32_t) const override { return {mine_, bytes_, dt::byteType()}; }
+  coll::Block recv(uint32_t p) const override { return {out_ + p * bytes_, bytes_, dt::byteType()}; }
+
+ private:
+  const char* mine_;
+  char* out_;
+  uint64_t bytes_;
+};
+
+// Runs a schedule that start(&request) starts to completion.
+template <class Start>
+int runSchedule(Start&& start) {
+  p2p::Request* r = nullptr;
+  SHMCOLL_CHECK(start(&r));
+  SHMCOLL_CHECK(p2p::wait(r));
+  const int err = r->status.error;
+  p2p::release(r);
+  if (err) return fail(err, "a member's contribution did not have the expected size");
+  return kOk;
+}
+
+}  // namespace
+
 uint32_t indexOf(const std::vector<uint32_t>& v, uint32_t x) {
   return static_cast<uint32_t>(std::find(v.begin(), v.end(), x) - v.begin());
 }
 
+namespace {
 void setIntra(Comm& nc, std::vector<uint32_t> members) {
   nc.team.members = std::move(members);
   nc.team.rank = indexOf(nc.team.members, ctx().eng.rank);
@@ -143,6 +198,7 @@ void setInter(Comm& nc, std::vector<uint32_t> local, std::vector<uint32_t> remot
   nc.remoteBase = localFirst ? nc.team.size() : 0;
   nc.peers.rank = nc.localBase + nc.team.rank;
 }
+}  // namespace
 
 Comm* install(std::vector<uint32_t> members, uint32_t ctxId, uint32_t lines, uint64_t base, const Comm& parent) {
   Comm* nc = newComm(parent);
@@ -158,58 +214,22 @@ Comm* installInter(std::vector<uint32_t> local, std::vector<uint32_t> remote, ui
   return nc;
 }
 
-// Raw bytes, one block for every pair (gatherAll on an intercommunicator).
-class RawAllgather final : public coll::ExchangeArgs {
- public:
-  RawAllgather(const void* mine, uint64_t bytes, void* out)
-      : mine_(static_cast<const char*>(mine)), out_(static_cast<char*>(out)), bytes_(bytes) {}
-  coll::Block send(uint32_t) const override { return {mine_, bytes_, dt::byteType()}; }
-  coll::Block recv(uint32_t p) const override { return {out_ + p * bytes_, bytes_, dt::byteType()}; }
+bool contended() { return ctx().ctxHeld.count() != 0; }
 
- private:
-  const char* mine_;
-  char* out_;
-  uint64_t bytes_;
-};
-
-// The root's bytes to every member of an intracommunicator.
-class RawBcast final : public coll::ExchangeArgs {
- public:
-  RawBcast(void* buf, uint64_t bytes, uint32_t root, uint32_t me) : root_(root), me_(me) {
-    block_ = {static_cast<const char*>(buf), bytes, dt::byteType()};
-    op = coll::Op::kBcast;
-    allPairs = false;
-    broadcast = true;  // on every rank: the receivers read the root's one shared lane
-  }
-  coll::Block send(uint32_t) const override { return block_; }
-  coll::Block recv(uint32_t) const override { return block_; }
-  bool sends(uint32_t) const override { return me_ == root_; }
-  bool receives(uint32_t p) const override { return me_ != root_ && p == root_; }
-
- private:
-  coll::Block block_;
-  uint32_t root_, me_;
-};
-
-// Runs a schedule that start(&request) starts to completion.
-template <class Start>
-int runSchedule(Start&& start) {
-  p2p::Request* r = nullptr;
-  SHMCOLL_CHECK(start(&r));
-  SHMCOLL_CHECK(p2p::wait(r));
-  const int err = r->status.error;
-  p2p::release(r);
-  if (err) return fail(err, "a member's contribution did not have the expected size");
-  return kOk;
+// Lets the rank's other threads run (and the peers' creations finish) before a creation agrees again.
+void backOff() {
+  const uint32_t depth = wait::releaseSerial();
+  wait::yieldCpu();
+  wait::reacquireSerial(depth);
 }
-
-}  // namespace
 
 void freeIds(bool async, FreeIds* out) {
   reapFreed();
   const Context& c = ctx();
   c.ctxUsed.freeIn(async ? kAsyncCtxFirst : 0, async ? kCtxIds : kAsyncCtxFirst, out->ctx);
   c.linesUsed.freeIn(async ? kAsyncLinesFirst : 0, async ? segment::kMaxContexts : kAsyncLinesFirst, out->lines);
+  if (!async)
+    for (size_t k = 0; k < kCtxWords; ++k) out->ctx[k] &= ~c.ctxHeld.w[k];
 }
 
 int lowestFree(const uint64_t* ids, uint32_t* ctxId) {
@@ -246,7 +266,7 @@ Comm* pendingDup(const Comm& parent) {
 void activate(Comm& c, uint32_t ctxId, uint64_t base, uint32_t lines) {
   c.team.ctxId = ctxId;
   c.team.seq = base;
-  c.team.lines = c.inter ? kNoLines : lines;
+  c.team.lines = c.inter || ctx().linesOff ? kNoLines : lines;
   c.peers.ctxId = ctxId;
   c.peers.lines = kNoLines;
   c.pending = false;
@@ -279,6 +299,13 @@ int initComms() {
     c.linesUsed.set(id);
   }
   return kOk;
+}
+
+void dropWorldLines() {
+  for (Comm* c : {&gWorld, &gSelf}) {
+    ctx().linesUsed.reset(c->team.lines);
+    c->team.lines = kNoLines;
+  }
 }
 
 coll::Team& worldTeam() { return gWorld.team; }
@@ -374,82 +401,8 @@ int createComm(Comm& parent, const Group& g, Comm** out) {
   SHMCOLL_CHECK(agree(parent, in ? 1 : 0, in ? static_cast<int>(me) : -1, &all, &ctxId, &lines, &base));
   *out = nullptr;
   if (!in) return kOk;
-  *out = parent.inter ? installPart(parent, all, 1, ctxId, lines, base) : install(g.members, ctxId, lines, base, parent);
-  return kOk;
-}
-
-// MPI_Comm_create_group: only the group's members take part, so nothing of
-// the parent's collectives can be used to agree.  Group rank 0 leads: every
-// other member sends it a request (its tag, free ids and line sets, highest
-// sequence number) on the parent's create-group context; the leader ANDs
-// them, picks the lowest id and line set free everywhere and a base above
-// every member's numbers, and answers each.  The messages of one pair
-// arrive in order, so successive calls on one parent never mix.
-namespace {
-constexpr uint32_t kCreateGroupCtx = p2p::kInternalCtx | 0x40000000u;  // | the parent's id: no other traffic's
-struct GroupAsk {
-  int32_t tag;
-  uint32_t pad;
-  uint64_t highSeq;
-  FreeIds free;
-};
-struct GroupAnswer {
-  int32_t err;  // 0, MPI_ERR_TAG or MPI_ERR_OTHER (no common id)
-  uint32_t ctxId, lines, pad;
-  uint64_t base;
-};
-}  // namespace
-
-int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
-  *out = nullptr;
-  const uint32_t ctxTag = kCreateGroupCtx | parent.team.ctxId;
-  const dt::Type* bytes = dt::byteType();
-  auto envelope = [&](uint32_t world, int msgTag) {
-    return p2p::Envelope{world, ctxTag, static_cast<int32_t>(parent.team.rank), msgTag};
-  };
-  auto parentRank = [&](uint32_t world) { return static_cast<int>(indexOf(parent.team.members, world)); };
-  GroupAsk mine{};
-  mine.tag = tag;
-  mine.highSeq = transport::lanes().highSeq;
-  freeIds(false, &mine.free);
-  GroupAnswer ans{};
-  const uint32_t leader = g.members[0];
-  if (ctx().eng.rank != leader) {
-    p2p::Request* r = p2p::irecv(&ans, sizeof ans, bytes, ctxTag, parentRank(leader), 1);
-    int rc = p2p::send(&mine, sizeof mine, bytes, envelope(leader, 0), p2p::Mode::kStandard);
-    if (rc == kOk) rc = p2p::wait(r);
-    p2p::release(r);
-    SHMCOLL_CHECK(rc);
-  } else {
-    const size_t n = g.members.size();
-    std::vector<GroupAsk> asks(n);
-    std::vector<p2p::Request*> rs(n, nullptr);
-    for (size_t i = 1; i < n; ++i)
-      rs[i] = p2p::irecv(&asks[i], sizeof(GroupAsk), bytes, ctxTag, parentRank(g.members[i]), 0);
-    int rc = kOk;
-    for (size_t i = 1; i < n; ++i) {
-      if (rc == kOk) rc = p2p::wait(rs[i]);
-      p2p::release(rs[i]);
-    }
-    SHMCOLL_CHECK(rc);
-    FreeIds common = mine.free;
-    bool tagsAgree = true;
-    ans.base = mine.highSeq;
-    for (size_t i = 1; i < n; ++i) {
-      tagsAgree &= asks[i].tag == tag;
-      ans.base = std::max(ans.base, asks[i].highSeq);
-      common.intersect(asks[i].free);
-    }
-    ans.ctxId = lowestSet(common.ctx, kCtxWords);
-    ans.lines = lowestSet(common.lines, kLineWords);
-    ans.err = !tagsAgree ? MPI_ERR_TAG : ans.ctxId == UINT32_MAX ? MPI_ERR_OTHER : 0;
-    for (size_t i = 1; i < n; ++i)
-      SHMCOLL_CHECK(p2p::send(&ans, sizeof ans, bytes, envelope(g.members[i], 1), p2p::Mode::kStandard));
-  }
-  if (ans.err == MPI_ERR_TAG)
-    return fail(MPI_ERR_TAG, "the members of the group passed different tags (this rank passed %d)", tag);
-  if (ans.err) return noFreeId();
-  *out = install(g.members, ans.ctxId, ans.lines, ans.base, parent);
+  *out =
+      parent.inter ? installPart(parent, all, 1, ctxId, lines, base) : install(g.members, ctxId, lines, base, parent);
   return kOk;
 }
 
@@ -496,108 +449,6 @@ void holdComm(Comm* c) { ++c->holds; }
 void releaseComm(Comm* c) {
   --c->holds;
   if (c->freed) reapFreed();
-}
-
-namespace {
-
-// What one leader tells the other in MPI_Intercomm_create: the context ids
-// free on every member of its group, then its group (world ranks).
-struct Hello {
-  uint64_t freeCtx[kCtxWords];
-  uint32_t size;
-  uint32_t pad;
-};
-
-// What a leader tells its group afterwards.
-struct Verdict {
-  int32_t err;  // an error class the leader found, or 0
-  uint32_t ctxId;
-  uint32_t nremote;
-  uint32_t pad;
-};
-
-// The local leader's part: checks remote_leader, swaps a Hello with the
-// remote leader over `peer`, and picks the context id free on both groups
-// (both leaders compute the same pick from the same two sets).
-int leaderExchange(const Comm& local, const uint64_t* localFree, Comm* peer, int remoteLeader, int tag,
-                   uint32_t* ctxId, std::vector<uint32_t>* remote) {
-  if (!peer) return fail(MPI_ERR_COMM, "peer_comm is not a valid communicator at the local leader");
-  if (tag < 0) return fail(MPI_ERR_TAG, "tag = %d is negative", tag);
-  const uint32_t n = peerCount(*peer);
-  if (remoteLeader < 0 || static_cast<uint32_t>(remoteLeader) >= n)
-    return fail(MPI_ERR_RANK, "remote_leader = %d is not a rank of peer_comm (size %u)", remoteLeader, n);
-  const uint32_t dest = peerWorld(*peer, static_cast<uint32_t>(remoteLeader));
-  if (indexOf(local.team.members, dest) < local.team.size())
-    return fail(MPI_ERR_RANK, "remote_leader = %d of peer_comm is a member of local_comm (the groups must be disjoint)",
-                remoteLeader);
-  const dt::Type* bytes = dt::byteType();
-  std::vector<char> out(sizeof(Hello) + 4 * local.team.size());
-  Hello h{};
-  std::copy(localFree, localFree + kCtxWords, h.freeCtx);
-  h.size = local.team.size();
-  memcpy(out.data(), &h, sizeof h);
-  memcpy(out.data() + sizeof h, local.team.members.data(), 4 * local.team.size());
-  std::vector<char> in(sizeof(Hello) + 4 * ctx().eng.size);
-  p2p::Envelope env{dest, peer->team.ctxId, static_cast<int32_t>(peer->team.rank), tag};
-  p2p::Request* r = p2p::irecv(in.data(), in.size(), bytes, peer->team.ctxId, remoteLeader, tag);
-  p2p::Request* s = p2p::isend(out.data(), out.size(), bytes, env, p2p::Mode::kStandard);
-  int rc = p2p::wait(s);
-  p2p::release(s);
-  if (rc == 0) rc = p2p::wait(r);
-  const p2p::Status st = r->status;
-  p2p::release(r);
-  if (rc) return rc;
-  Hello theirs;
-  memcpy(&theirs, in.data(), sizeof theirs);
-  if (st.error || st.bytes < sizeof theirs || st.bytes != sizeof theirs + 4ull * theirs.size || theirs.size == 0)
-    return fail(MPI_ERR_OTHER,
-                "the message from the remote leader (tag %d on peer_comm) is not an MPI_Intercomm_create greeting "
-                "(a message of the program with the same tag?)",
-                tag);
-  remote->resize(theirs.size);
-  memcpy(remote->data(), in.data() + sizeof theirs, 4 * theirs.size);
-  for (uint32_t w : *remote)
-    if (indexOf(local.team.members, w) < local.team.size())
-      return fail(MPI_ERR_COMM, "the local and remote groups overlap (world rank %u is in both)", w);
-  uint64_t both[kCtxWords];
-  for (size_t w = 0; w < std::size(both); ++w) both[w] = localFree[w] & theirs.freeCtx[w];
-  return lowestFree(both, ctxId);
-}
-
-}  // namespace
-
-int createIntercomm(Comm& local, uint32_t localLeader, Comm* peer, int remoteLeader, int tag, Comm** out) {
-  *out = nullptr;
-  const uint32_t n = local.team.size();
-  // 1. The context ids free on every member of the local group.
-  FreeIds free;
-  freeIds(false, &free);
-  const uint64_t* mine = free.ctx;
-  std::vector<uint64_t> all(n * kCtxWords);
-  SHMCOLL_CHECK(coll::allgatherBytes(local.team, mine, sizeof free.ctx, all.data()));
-  uint64_t localFree[kCtxWords];
-  std::fill(std::begin(localFree), std::end(localFree), ~0ull);
-  for (uint32_t r = 0; r < n; ++r)
-    for (size_t w = 0; w < kCtxWords; ++w) localFree[w] &= all[r * kCtxWords + w];
-  // 2. The leaders swap groups and free ids; 3. each tells its group.
-  Verdict v{};
-  std::vector<uint32_t> remote;
-  const bool leader = local.team.rank == localLeader;
-  if (leader) {
-    v.err = leaderExchange(local, localFree, peer, remoteLeader, tag, &v.ctxId, &remote);
-    v.nremote = static_cast<uint32_t>(remote.size());
-  }
-  RawBcast hb(&v, sizeof v, localLeader, local.team.rank);
-  SHMCOLL_CHECK(coll::exchange(coll::Place{&local.team}, hb));
-  if (v.err) {
-    if (leader) return v.err;  // with the leader's own reason
-    return fail(v.err, "the local leader (rank %u of local_comm) failed to set up the intercommunicator", localLeader);
-  }
-  remote.resize(v.nremote);
-  RawBcast gb(remote.data(), 4ull * v.nremote, localLeader, local.team.rank);
-  SHMCOLL_CHECK(coll::exchange(coll::Place{&local.team}, gb));
-  *out = installInter(local.team.members, std::move(remote), v.ctxId, local);
-  return kOk;
 }
 
 int mergeIntercomm(Comm& ic, bool high, Comm** out) {

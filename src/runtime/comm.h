@@ -75,6 +75,10 @@ inline uint32_t peerWorld(const Comm& c, uint32_t rank) { return c.inter ? c.rem
 
 // Creates MPI_COMM_WORLD (context 0) and MPI_COMM_SELF (context 1).
 int initComms();
+// MPI_THREAD_MULTIPLE somewhere in the job (wait/serial.h): MPI_COMM_WORLD and
+// MPI_COMM_SELF give up their engine lines at the end of MPI_Init, as every
+// later communicator goes without.
+void dropWorldLines();
 coll::Team& worldTeam();
 
 // Handle look-ups: nullptr for null or invalid handles (and for a

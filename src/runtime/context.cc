@@ -11,14 +11,14 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "wait/wait.h"
+#include "coll/coll.h"
 #include "common/settings.h"
 #include "common/status.h"
-#include "coll/coll.h"
-#include "transport/pull.h"
 #include "os/shared_heap.h"
 #include "p2p/p2p.h"
 #include "runtime/comm.h"
+#include "transport/pull.h"
+#include "wait/wait.h"
 
 namespace shmcoll::rt {
 
@@ -34,12 +34,11 @@ int mapSegment(Context& c) {
   const char* fdStr = settings::raw(settings::Id::kSegFd);
   if (!fdStr) {
     // MPI singleton: a one-rank job in private shared memory.
-    segment::Layout l = segment::computeLayout(1, segment::kDefaultSlotBytes,
-                                               settings::size(settings::Id::kAllocMem));
+    segment::Layout l = segment::computeLayout(1, segment::kDefaultSlotBytes, settings::size(settings::Id::kAllocMem));
     void* p = mmap(nullptr, l.totalSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
-      return fail(err::kNoMem, "cannot map %llu bytes for a singleton job: %s",
-                  (unsigned long long)l.totalSize, strerror(errno));
+      return fail(err::kNoMem, "cannot map %llu bytes for a singleton job: %s", (unsigned long long)l.totalSize,
+                  strerror(errno));
     segment::initHeader(p, l, static_cast<uint64_t>(getpid()), 0, static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN)));
     c.mapBase = p;
     c.mapSize = l.totalSize;
@@ -161,28 +160,38 @@ int init(int requiredThread, int* provided) {
   const bool crowded = e.size > 2 * static_cast<uint64_t>(ncores);
   wp.spins = static_cast<uint32_t>(std::min<uint64_t>(
       UINT32_MAX, settings::tuned(settings::Id::kWaitSpins, nullptr, e.size, c.oversubscribed ? 0 : 20000)));
-  wp.yields = static_cast<uint32_t>(std::min<uint64_t>(
-      UINT32_MAX,
-      settings::tuned(settings::Id::kWaitYields, nullptr, e.size, !c.oversubscribed ? 8 : crowded ? 1 : 64)));
+  wp.yields =
+      static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, settings::tuned(settings::Id::kWaitYields, nullptr, e.size,
+                                                                           !c.oversubscribed ? 8
+                                                                           : crowded         ? 1
+                                                                                             : 64)));
   wp.streamSpinNs = static_cast<uint32_t>(std::min<uint64_t>(
       UINT32_MAX, settings::tuned(settings::Id::kStreamSpinNs, nullptr, e.size, c.oversubscribed ? 8000 : 0)));
   wait::setPolicy(wp);
-  if (c.oversubscribed)
-    wait::gCrowd = {&e.seg.header()->sleepers, e.size, static_cast<uint32_t>(ncores)};
+  if (c.oversubscribed) wait::gCrowd = {&e.seg.header()->sleepers, e.size, static_cast<uint32_t>(ncores)};
 
   // The library serialises nothing internally (the transport's lanes and
   // slots, the handle tables are per process; docs/ARCHITECTURE.md, Threads):
   // calls from several threads are fine as long as they never overlap.
-  c.threadLevel = requiredThread < MPI_THREAD_SERIALIZED ? requiredThread : MPI_THREAD_SERIALIZED;
+  // MPI_THREAD_MULTIPLE: one lock per process around the library, and no
+  // engine lines for any communicator of the job once MPI_Init is over
+  // (wait/serial.h); every rank learns at the first barrier whether any
+  // rank asked for it.
+  if (settings::choice(settings::Id::kThreadLevel) == 1) requiredThread = MPI_THREAD_MULTIPLE;
+  c.threadLevel = requiredThread;
   if (provided) *provided = c.threadLevel;
+  if (requiredThread == MPI_THREAD_MULTIPLE) e.seg.header()->threadMultiple.fetch_add(1, std::memory_order_acq_rel);
 
   SHMCOLL_CHECK(initComms());
   // Every rank has published its pid and probe address once this barrier ends.
   SHMCOLL_CHECK(coll::barrierOn(worldTeam()));
+  c.linesOff = e.seg.header()->threadMultiple.load(std::memory_order_acquire) != 0;
   if (e.size > 1) {
     const bool cma = settings::flag(settings::Id::kCma);
-    if (cma) probeCma(e);
-    else e.seg.header()->cmaRefused.fetch_add(1, std::memory_order_acq_rel);  // (off here: off for all)
+    if (cma)
+      probeCma(e);
+    else
+      e.seg.header()->cmaRefused.fetch_add(1, std::memory_order_acq_rel);  // (off here: off for all)
     probeHeap(e);
     SHMCOLL_CHECK(coll::barrierOn(worldTeam()));
     const segment::SegmentHeader* h = e.seg.header();
@@ -190,6 +199,9 @@ int init(int requiredThread, int* provided) {
     transport::pulls().heapShared = h->heapRefused.load(std::memory_order_acquire) == 0;
   }
   p2p::init(c.oversubscribed);
+  if (c.linesOff) dropWorldLines();
+  wait::gSerialSelf = e.self();
+  wait::gSerialOn = c.threadLevel == MPI_THREAD_MULTIPLE;
   c.initialized = true;
   return kOk;
 }

@@ -34,7 +34,7 @@ constexpr uint32_t kAsyncLinesFirst = segment::kMaxContexts - 64;
 constexpr size_t kLineWords = segment::kMaxContexts / 64;
 constexpr uint32_t kNoLines = transport::Group::kNoLines;
 static_assert(kAsyncCtxFirst % 64 == 0 && kAsyncLinesFirst % 64 == 0);
-static_assert(kCtxIds <= (1u << 30));  // (below p2p's internal and create-group context bits)
+static_assert(kCtxIds <= (1u << 29));  // (below p2p's internal and create-group context bits)
 
 // A set of ids below N, as bits.
 template <uint32_t N>
@@ -125,5 +125,37 @@ struct FreeWindow {
   }
 };
 static_assert(sizeof(FreeWindow) == 8 + 8 * kWindowWords);
+
+// The ids one blocking creation offers, held in `held` (Context::ctxHeld)
+// until the creation has installed its communicator or given up: a creation
+// that another thread of the rank starts meanwhile (MPI_THREAD_MULTIPLE)
+// does not offer them, so two creations never pick one id at a rank.  When a
+// creation finds no common id while some member had ids held this way, the
+// shortage may pass: every member sees so alike and they agree again.
+class IdHold {
+ public:
+  explicit IdHold(IdSet<kCtxIds>& held) : held_(held) {}
+  ~IdHold() {
+    for (size_t k = 0; k < kCtxWords; ++k) held_.w[k] &= ~mine_[k];
+  }
+  IdHold(const IdHold&) = delete;
+  IdHold& operator=(const IdHold&) = delete;
+  // Holds the ids set in words[0, n), which stand for words first.. of the set.
+  void hold(const uint64_t* words, size_t first, size_t n) {
+    for (size_t k = 0; k < n && first + k < kCtxWords; ++k) {
+      const uint64_t add = words[k] & ~held_.w[first + k];
+      mine_[first + k] |= add;
+      held_.w[first + k] |= add;
+    }
+  }
+  void holdOne(uint32_t id) {
+    uint64_t w = 1ull << (id % 64);
+    hold(&w, id / 64, 1);
+  }
+
+ private:
+  IdSet<kCtxIds>& held_;
+  uint64_t mine_[kCtxWords] = {};
+};
 
 }  // namespace shmcoll::rt

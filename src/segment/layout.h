@@ -37,11 +37,11 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 8;  // 8: no boot lines (MPI_Comm_create_group agrees by messages)
+constexpr uint32_t kVersion = 9;  // 9: threadMultiple (8: no boot lines, MPI_Comm_create_group agrees by messages)
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
-constexpr uint32_t kMaxContexts = 256;  // line sets (CtxLines) per rank: communicators that have one
-constexpr uint32_t kNumSlots = 2;       // mailbox double buffering
+constexpr uint32_t kMaxContexts = 256;           // line sets (CtxLines) per rank: communicators that have one
+constexpr uint32_t kNumSlots = 2;                // mailbox double buffering
 constexpr size_t kDefaultSlotBytes = 64 * 1024;  // when the L2 size is unknown (defaultSlotBytes)
 // Point-to-point cells (p2p/): each rank owns kP2pCells cells of
 // kP2pCellBytes (a 64-byte header, then payload) that it fills and links into
@@ -75,13 +75,13 @@ struct alignas(kLine) SegmentHeader {
   uint32_t ncores;          // cores available to the job (for the wait policy)
   uint32_t reserved0;
   // Offsets inside a RankArea.
-  uint64_t ctxOffset;       // kMaxContexts * CtxLines
-  uint64_t laneOffset;      // 2 lane areas (by sequence parity), see LaneHeader
-  uint64_t laneStride;      // bytes per lane area
-  uint64_t slotOffset;      // kNumSlots slots
+  uint64_t ctxOffset;   // kMaxContexts * CtxLines
+  uint64_t laneOffset;  // 2 lane areas (by sequence parity), see LaneHeader
+  uint64_t laneStride;  // bytes per lane area
+  uint64_t slotOffset;  // kNumSlots slots
   uint64_t slotStride;
-  uint64_t p2pOffset;       // P2pQueue, then kP2pCells cells of kP2pCellBytes
-  uint64_t heapOffset;      // the MPI_Alloc_mem heap, heapBytes long (page aligned)
+  uint64_t p2pOffset;   // P2pQueue, then kP2pCells cells of kP2pCellBytes
+  uint64_t heapOffset;  // the MPI_Alloc_mem heap, heapBytes long (page aligned)
   uint64_t heapBytes;
 
   // Abort word: 0 while the job runs; the first rank to abort stores rank+1
@@ -97,6 +97,10 @@ struct alignas(kLine) SegmentHeader {
   // rank's control line (a page fault per rank and peer).
   std::atomic<uint32_t> cmaRefused;
   std::atomic<uint32_t> heapRefused;
+  // Ranks that asked for MPI_THREAD_MULTIPLE in MPI_Init (before its first
+  // barrier): when any did, no communicator of the job gets engine lines
+  // (wait/serial.h).
+  std::atomic<uint32_t> threadMultiple;
   // Ranks asleep on their futex right now (wait/wait.h): with ncores, how
   // many ranks compete for the cores.
   alignas(kLine) std::atomic<uint32_t> sleepers;
@@ -238,14 +242,14 @@ struct alignas(kLine) CellHeader {
   uint8_t kind;
   uint8_t flags;
   uint16_t reserved;
-  uint32_t ctx;                // matching context
+  uint32_t ctx;  // matching context
   int32_t tag;
-  int32_t srcRank;             // sender's rank in the communicator (as the receiver names it)
-  uint32_t srcWorld;           // sender's world rank
-  uint64_t total;              // bytes of the whole message
-  uint64_t bytes;              // payload bytes in this cell
-  uint64_t id;                 // a request id (which side's depends on the kind)
-  uint64_t aux;                // kind-specific: an address, an offset or a second id
+  int32_t srcRank;    // sender's rank in the communicator (as the receiver names it)
+  uint32_t srcWorld;  // sender's world rank
+  uint64_t total;     // bytes of the whole message
+  uint64_t bytes;     // payload bytes in this cell
+  uint64_t id;        // a request id (which side's depends on the kind)
+  uint64_t aux;       // kind-specific: an address, an offset or a second id
 };
 static_assert(sizeof(CellHeader) == kLine);
 
@@ -257,8 +261,8 @@ struct alignas(kLine) SlotHeader {
   std::atomic<uint64_t> tag;  // (seq, ctx, chunk) of the chunk currently held, see transport/stream.h
   uint64_t seq;               // full sequence number and context of that chunk, checked after the tag
   uint32_t ctx;
-  uint32_t tracked;           // nonzero: readers acknowledge through their bit, not `acks`
-  uint64_t streamOffset;      // stream bytes [streamOffset, streamOffset + bytes)
+  uint32_t tracked;       // nonzero: readers acknowledge through their bit, not `acks`
+  uint64_t streamOffset;  // stream bytes [streamOffset, streamOffset + bytes)
   uint64_t bytes;
   char pad[kLine - 40];
   alignas(kLine) std::atomic<uint32_t> acks;  // readers that are done with this chunk (untracked)
@@ -320,9 +324,7 @@ class View {
     return reinterpret_cast<CtxLines*>(rankArea(r) + hdr_->ctxOffset + c * kCtxBytes);
   }
   // Lane area `which` (0 or 1) of rank r, and the size of one lane for a team of n.
-  char* laneArea(uint32_t r, uint32_t which) const {
-    return rankArea(r) + hdr_->laneOffset + which * hdr_->laneStride;
-  }
+  char* laneArea(uint32_t r, uint32_t which) const { return rankArea(r) + hdr_->laneOffset + which * hdr_->laneStride; }
   uint64_t laneBytes(uint32_t n) const { return (hdr_->laneStride / n) & ~uint64_t{kLine - 1}; }
   uint64_t laneAreaBytes() const { return hdr_->laneStride; }
   SlotHeader* slot(uint32_t r, uint32_t s) const {
@@ -334,7 +336,9 @@ class View {
   }
   char* heap(uint32_t r) const { return rankArea(r) + hdr_->heapOffset; }
   template <class T>
-  T* at(uint64_t off) const { return reinterpret_cast<T*>(base_ + off); }
+  T* at(uint64_t off) const {
+    return reinterpret_cast<T*>(base_ + off);
+  }
   // The acknowledgement bits of rank r's slot s: bit (q % 64) of word q / 64 is world rank q's.
   std::atomic<uint64_t>* slotAcks(uint32_t r, uint32_t s) const {
     return reinterpret_cast<std::atomic<uint64_t>*>(reinterpret_cast<char*>(slot(r, s)) + kSlotHeaderBytes);

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "segment/layout.h"
+#include "wait/serial.h"
 
 namespace shmcoll::wait {
 
@@ -89,11 +90,54 @@ struct Crowd {
 extern Crowd gCrowd;
 uint64_t nowNs();
 
+// waitUntil at MPI_THREAD_MULTIPLE (wait/serial.h): the condition and the
+// progress hook run with the process's lock held, the spinning, yielding and
+// sleeping without it, and several threads of the rank may sleep at once
+// (`sleeping` counts them).
+template <class Cond>
+int waitSerial(segment::RankCtl* self, Cond&& cond) {
+  const WaitPolicy& p = policy();
+  const uint32_t spinRounds = p.spins / 256, yieldRounds = p.yields;
+  long sleepNs = p.sleepNs;
+  for (uint32_t round = 0;; ++round) {
+    runProgressHook();
+    if (cond()) return 0;
+    if (round < spinRounds + yieldRounds) {
+      const uint32_t depth = releaseSerial();
+      if (round < spinRounds) {
+        for (int i = 0; i < 256; ++i) __builtin_ia32_pause();
+      } else {
+        yieldCpu();
+      }
+      reacquireSerial(depth);
+      continue;
+    }
+    const uint32_t seen = self->wake.load(std::memory_order_acquire);
+    gLocalSleepers.fetch_add(1, std::memory_order_seq_cst);
+    self->sleeping.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const bool ready = runProgressHook() || cond();
+    if (!ready) {
+      if (gCrowd.sleepers) gCrowd.sleepers->fetch_add(1, std::memory_order_relaxed);
+      const uint32_t depth = releaseSerial();
+      futexWait(&self->wake, seen, sleepNs);
+      reacquireSerial(depth);
+      if (sleepNs < kMaxSleepNs) sleepNs = std::min(2 * sleepNs, kMaxSleepNs);
+      if (gCrowd.sleepers) gCrowd.sleepers->fetch_sub(1, std::memory_order_relaxed);
+    }
+    self->sleeping.fetch_sub(1, std::memory_order_relaxed);
+    gLocalSleepers.fetch_sub(1, std::memory_order_relaxed);
+    if (cond()) return 0;
+    if (int rc = checkJobAlive()) return rc;
+  }
+}
+
 // Waits until cond() is true.  `self` is the caller's own RankCtl.
 // Returns 0, or an error class from checkJobAlive().
 template <class Cond>
 int waitUntil(segment::RankCtl* self, Cond&& cond) {
   if (__builtin_expect(cond(), 1)) return 0;
+  if (__builtin_expect(gSerialOn, 0)) return waitSerial(self, cond);
   const WaitPolicy& p = policy();
   for (uint32_t i = 0; i < p.spins; ++i) {
     __builtin_ia32_pause();
@@ -139,6 +183,7 @@ int waitUntil(segment::RankCtl* self, Cond&& cond) {
 template <class Cond>
 int waitStream(segment::RankCtl* self, Cond&& cond) {
   if (__builtin_expect(cond(), 1)) return 0;
+  if (__builtin_expect(gSerialOn, 0)) return waitSerial(self, cond);
   const uint32_t budget = policy().streamSpinNs;
   if (budget && gCrowd.sleepers &&
       gCrowd.ranks - std::min(gCrowd.ranks, gCrowd.sleepers->load(std::memory_order_relaxed)) <= gCrowd.cores) {

@@ -1,0 +1,45 @@
+// What the communicator creations of runtime/comm.cc and
+// runtime/comm_create.cc share; internal to those two files.
+#pragma once
+
+#include <vector>
+
+#include "coll/coll.h"
+#include "runtime/comm.h"
+
+namespace shmcoll::rt {
+
+// Position of x in v (v.size() when absent).
+uint32_t indexOf(const std::vector<uint32_t>& v, uint32_t x);
+// A new intracommunicator (intercommunicator) of `members` (`local`,
+// `remote`) on the agreed context id, made active at once.
+Comm* install(std::vector<uint32_t> members, uint32_t ctxId, uint32_t lines, uint64_t base, const Comm& parent);
+Comm* installInter(std::vector<uint32_t> local, std::vector<uint32_t> remote, uint32_t ctxId, const Comm& parent);
+
+// Other creations hold ids at this rank (runtime/ids.h, IdHold).
+bool contended();
+// Lets the rank's other threads run (and the peers' creations finish) before a creation agrees again.
+void backOff();
+// A leader's answer: no common id while some were held; agree again.
+constexpr int32_t kAgainErr = -1;
+
+// The root's bytes to every member of an intracommunicator.
+class RawBcast final : public coll::ExchangeArgs {
+ public:
+  RawBcast(void* buf, uint64_t bytes, uint32_t root, uint32_t me) : root_(root), me_(me) {
+    block_ = {static_cast<const char*>(buf), bytes, dt::byteType()};
+    op = coll::Op::kBcast;
+    allPairs = false;
+    broadcast = true;  // on every rank: the receivers read the root's one shared lane
+  }
+  coll::Block send(uint32_t) const override { return block_; }
+  coll::Block recv(uint32_t) const override { return block_; }
+  bool sends(uint32_t) const override { return me_ == root_; }
+  bool receives(uint32_t p) const override { return me_ != root_ && p == root_; }
+
+ private:
+  coll::Block block_;
+  uint32_t root_, me_;
+};
+
+}  // namespace shmcoll::rt

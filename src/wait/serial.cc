@@ -1,0 +1,70 @@
+#include "wait/serial.h"
+
+#include <mutex>
+
+#include "wait/wait.h"
+
+namespace shmcoll::wait {
+
+bool gSerialOn = false;
+segment::RankCtl* gSerialSelf = nullptr;
+std::atomic<uint32_t> gLocalSleepers{0};
+
+namespace {
+
+std::mutex gMutex;
+// The holder (an address unique to its thread) and how deeply it holds the
+// lock; depth is touched only by the holder.
+std::atomic<const void*> gOwner{nullptr};
+uint32_t gDepth = 0;
+
+const void* me() {
+  static thread_local char tag;
+  return &tag;
+}
+
+// After the lock was released: wakes this rank's sleeping threads, whose
+// condition the critical section just left may have made true.
+void wakeLocalSleepers() {
+  if (gLocalSleepers.load(std::memory_order_acquire) == 0 || !gSerialSelf) return;
+  gSerialSelf->wake.fetch_add(1, std::memory_order_release);
+  futexWakeAll(&gSerialSelf->wake);
+}
+
+}  // namespace
+
+void enterSerial() {
+  if (gOwner.load(std::memory_order_relaxed) == me()) {
+    ++gDepth;
+    return;
+  }
+  gMutex.lock();
+  gOwner.store(me(), std::memory_order_relaxed);
+  gDepth = 1;
+}
+
+void leaveSerial() {
+  if (--gDepth > 0) return;
+  gOwner.store(nullptr, std::memory_order_relaxed);
+  gMutex.unlock();
+  wakeLocalSleepers();
+}
+
+uint32_t releaseSerial() {
+  if (!gSerialOn || gOwner.load(std::memory_order_relaxed) != me()) return 0;
+  const uint32_t depth = gDepth;
+  gDepth = 0;
+  gOwner.store(nullptr, std::memory_order_relaxed);
+  gMutex.unlock();
+  wakeLocalSleepers();
+  return depth;
+}
+
+void reacquireSerial(uint32_t depth) {
+  if (depth == 0) return;
+  gMutex.lock();
+  gOwner.store(me(), std::memory_order_relaxed);
+  gDepth = depth;
+}
+
+}  // namespace shmcoll::wait
