@@ -96,6 +96,10 @@ int agreeOnce(Comm& parent, int color, int key, std::vector<Proposal>* all, uint
     *retry = *ctxId == UINT32_MAX && anyContended;
     return *ctxId != UINT32_MAX || *retry ? kOk : noFreeId();
   }
+  // The whole set as it is now: while this rank waited for the windows,
+  // another thread's creation may have installed ids it did not hold.
+  freeIds(false, &free);
+  hold.addMine(free.ctx, ctx().ctxUsed);
   hold.hold(free.ctx, 0, kCtxWords);
   std::vector<uint64_t> sets(n * kCtxWords);
   SHMCOLL_CHECK(gatherAll(parent, free.ctx, sizeof free.ctx, sets.data()));

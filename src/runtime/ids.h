@@ -148,9 +148,9 @@ class IdHold {
       held_.w[first + k] |= add;
     }
   }
-  void holdOne(uint32_t id) {
-    uint64_t w = 1ull << (id % 64);
-    hold(&w, id / 64, 1);
+  // Adds to a free set (kCtxWords words) the ids this hold holds and `used` does not have.
+  void addMine(uint64_t* free, const IdSet<kCtxIds>& used) const {
+    for (size_t k = 0; k < kCtxWords; ++k) free[k] |= mine_[k] & ~used.w[k];
   }
 
  private:
