@@ -57,8 +57,9 @@ struct CommState {
 // setup.cc: the state of a communicator, set up at its first collective
 // (collective over comm); nullptr when it cannot be looked up.
 CommState* GetState(MPI_Comm comm);
-void UnmapAll();  // at MPI_Finalize
-bool Enabled();   // SHMCOLL_ACCEL=0 declines everything
+void UnmapAll();      // at MPI_Finalize (also ends HostProgress's request)
+void HostProgress();  // lets the host progress its pending operations
+bool Enabled();       // SHMCOLL_ACCEL=0 declines everything
 extern std::atomic<long> g_taken, g_passed;
 
 // One side of a block: the user's buffer, count and datatype, resolved into

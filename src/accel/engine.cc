@@ -30,14 +30,19 @@ inline void CpuRelax() {
 }
 
 // Waits until flag >= target: spins a little, then yields the core, so a
-// peer without a core of its own (more ranks than cores) gets to run.
+// peer without a core of its own (more ranks than cores) gets to run.  While
+// it yields it also lets the host progress its own operations now and then (a
+// peer may be blocked in the host waiting for a nonblocking operation this
+// process started, e.g. an MPI_Ibarrier before this collective).
 inline void WaitFor(const std::atomic<uint64_t>& flag, uint64_t target) {
-  int spins = 0;
+  unsigned spins = 0;
   while (flag.load(std::memory_order_acquire) < target) {
-    if (++spins < 256)
+    if (++spins < 256u) {
       CpuRelax();
-    else
-      sched_yield();
+      continue;
+    }
+    sched_yield();
+    if (spins % 64u == 0) HostProgress();
   }
 }
 

@@ -35,6 +35,12 @@ namespace {
 int g_keyval = MPI_KEYVAL_INVALID;
 CommState* g_mapped = nullptr;  // states with a mapping
 std::mutex g_mutex;
+// HostProgress: a receive nobody sends to, on a private duplicate of
+// MPI_COMM_SELF; testing it runs the host's whole progress engine (MPICH's
+// MPI_Iprobe does not run the schedules of its nonblocking collectives).
+MPI_Comm g_progress_comm = MPI_COMM_NULL;
+MPI_Request g_progress_req = MPI_REQUEST_NULL;
+char g_progress_byte;
 
 size_t SlotBytes(int n) {
   size_t slot = 256 * 1024;
@@ -54,6 +60,7 @@ void Unmap(CommState* st) {
   if (!st->base) return;
   munmap(st->base, st->map_bytes);
   st->base = nullptr;
+  st->taken = false;  // a collective after this (in MPI_Finalize) goes to the host
   if (st->prev) st->prev->next = st->next;
   if (st->next) st->next->prev = st->prev;
   if (g_mapped == st) g_mapped = st->next;
@@ -198,7 +205,23 @@ CommState* GetState(MPI_Comm comm) {
   return st;
 }
 
+void HostProgress() {
+  if (g_progress_comm == MPI_COMM_NULL) {
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &g_progress_comm) != MPI_SUCCESS) return;
+    PMPI_Comm_set_errhandler(g_progress_comm, MPI_ERRORS_RETURN);
+    PMPI_Irecv(&g_progress_byte, 1, MPI_BYTE, 0, 1, g_progress_comm, &g_progress_req);
+  }
+  if (g_progress_req == MPI_REQUEST_NULL) return;
+  int done = 0;
+  PMPI_Test(&g_progress_req, &done, MPI_STATUS_IGNORE);
+}
+
 void UnmapAll() {
+  if (g_progress_req != MPI_REQUEST_NULL) {
+    PMPI_Cancel(&g_progress_req);
+    PMPI_Wait(&g_progress_req, MPI_STATUS_IGNORE);
+  }
+  if (g_progress_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_progress_comm);
   while (true) {
     CommState* st;
     {
