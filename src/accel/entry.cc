@@ -10,8 +10,8 @@
 namespace shmcoll_accel {
 namespace {
 
+// (SHMCOLL_ACCEL=0 is honoured inside the set-up, whose verdict every process shares.)
 CommState* Taken(MPI_Comm comm) {
-  if (!Enabled()) return nullptr;
   CommState* st = GetState(comm);
   return st && st->taken ? st : nullptr;
 }

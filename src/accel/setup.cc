@@ -171,6 +171,11 @@ CommState* SetUp(MPI_Comm comm) {
   if (!st->base) st->base = ShareByName(st->me, st->map_bytes, comm);
   if (!st->base) return st;
   st->taken = true;
+  if (g_progress_comm == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_SELF, &g_progress_comm) == MPI_SUCCESS) {
+    // HostProgress's receive, made here (outside any wait) once per process
+    PMPI_Comm_set_errhandler(g_progress_comm, MPI_ERRORS_RETURN);
+    PMPI_Irecv(&g_progress_byte, 1, MPI_BYTE, 0, 1, g_progress_comm, &g_progress_req);
+  }
   std::lock_guard<std::mutex> lock(g_mutex);
   st->next = g_mapped;
   if (g_mapped) g_mapped->prev = st;
@@ -208,11 +213,6 @@ CommState* GetState(MPI_Comm comm) {
 }
 
 void HostProgress() {
-  if (g_progress_comm == MPI_COMM_NULL) {
-    if (PMPI_Comm_dup(MPI_COMM_SELF, &g_progress_comm) != MPI_SUCCESS) return;
-    PMPI_Comm_set_errhandler(g_progress_comm, MPI_ERRORS_RETURN);
-    PMPI_Irecv(&g_progress_byte, 1, MPI_BYTE, 0, 1, g_progress_comm, &g_progress_req);
-  }
   if (g_progress_req == MPI_REQUEST_NULL) return;
   int done = 0;
   PMPI_Test(&g_progress_req, &done, MPI_STATUS_IGNORE);

@@ -6,8 +6,10 @@
 # rank's report line says what was expected:
 #   taken     every rank took at least one call (T > 0)
 #   declined  every rank took none and passed some (T = 0, P > 0)
+#   killed    the program must fail (a rank kills itself): a nonzero exit,
+#             no report expected
 #
-#   tests/accel/run.sh <openmpi|mpich> <accel-dir> <taken|declined> <source.c> <build-dir> <nranks> [args...]
+#   tests/accel/run.sh <openmpi|mpich> <accel-dir> <taken|declined|killed> <source.c> <build-dir> <nranks> [args...]
 #
 # <accel-dir> holds bin/shmcoll-accel and lib/libshmcoll_accel_<host>.so.
 # Exits 77 (CTest: skipped) when the host's mpicc or launcher is not
@@ -57,6 +59,19 @@ case $lib in
     ;;
 esac
 wait  # (for tee)
+leftover() { find /dev/shm -maxdepth 1 -name 'shmcoll-accel-*' -user "$(id -u)" | grep -q .; }
+if [ "$expect" = killed ]; then
+  if [ "$rc" -eq 0 ]; then
+    echo "accel: $prog exited with 0, expected the job to be ended"
+    exit 1
+  fi
+  if leftover; then
+    echo "accel: a segment name was left in /dev/shm"
+    exit 1
+  fi
+  echo "accel: $lib $(basename "$prog") n=$np: the job ended (exit $rc), nothing left in /dev/shm"
+  exit 0
+fi
 if [ "$rc" -ne 0 ]; then
   echo "accel: $prog exited with $rc"
   exit "$rc"
@@ -76,7 +91,7 @@ for ((r = 0; r < np; ++r)); do
     declined) [ "$t" -eq 0 ] && [ "$p" -gt 0 ] || { echo "accel: rank $r: expected every call declined: $line"; bad=1; } ;;
   esac
 done
-if find /dev/shm -maxdepth 1 -name 'shmcoll-accel-*' -user "$(id -u)" | grep -q .; then
+if leftover; then
   echo "accel: a segment name was left in /dev/shm"
   bad=1
 fi
