@@ -25,10 +25,13 @@ constexpr size_t kLine = 64;
 // Per-rank flags at the start of the segment, two cache lines per rank: the
 // first is written by the rank when it has filled its slot for a round, the
 // second when it has finished reading the others' slots for that round.
+// Each slot has two halves used by rounds of alternate parity, so a rank may
+// fill the next round's half while the others still read this one's; the
+// verdicts of round 0 have a copy per parity for the same reason.
 struct alignas(kLine) PostLine {
-  std::atomic<uint64_t> posted;   // sequence number of the last round filled
-  std::atomic<uint64_t> nrounds;  // rounds this rank needs (written in round 0)
-  std::atomic<uint64_t> ok;       // 1: this rank takes the call (round 0)
+  std::atomic<uint64_t> posted;      // sequence number of the last round filled
+  std::atomic<uint64_t> nrounds[2];  // rounds this rank needs (round 0, by parity)
+  std::atomic<uint64_t> ok[2];       // 1: this rank takes the call (round 0, by parity)
 };
 struct alignas(kLine) ReadLine {
   std::atomic<uint64_t> consumed;  // sequence number of the last round read
@@ -51,7 +54,11 @@ struct CommState {
   CommState *prev = nullptr, *next = nullptr;  // list of mapped states
 
   RankFlags* flags(int r) const { return reinterpret_cast<RankFlags*>(base) + r; }
-  char* slot_of(int r) const { return base + sizeof(RankFlags) * n + slot * static_cast<size_t>(r); }
+  size_t half() const { return slot / 2; }  // bytes a round moves through one slot
+  // rank r's half-slot for the current round (seq)
+  char* slot_of(int r) const {
+    return base + sizeof(RankFlags) * n + slot * static_cast<size_t>(r) + (seq & 1) * half();
+  }
 };
 
 // setup.cc: the state of a communicator, set up at its first collective

@@ -1,18 +1,22 @@
 // The collectives over the segment, in rounds.  Each rank owns one slot of
-// CommState::slot bytes; a round is:
-//   1. wait until every rank has read the previous round (my slot is free);
-//   2. write my part of this round into my slot, then post the round;
+// CommState::slot bytes in two halves, used by rounds of alternate parity
+// (sequence numbers run on across calls); round s is:
+//   1. wait until every rank has read round s - 2 (my half for s is free);
+//   2. write my part of this round into my half, then post the round;
 //   3. wait until every rank has posted it, and copy my parts out of theirs;
 //   4. mark the round read.
+// So one wait over all ranks per round is usually the only one that waits:
+// step 1 waits only for a rank two rounds behind.
 // Round 0 also carries each rank's verdict (take or decline) and the number
 // of rounds it needs; every rank reads all of them before writing anything
 // into a receive buffer, so either all take the call or all pass it to the
 // host, and all run the largest number of rounds.  Blocks longer than a
-// round's share of the slot move in pieces, one per round.
-//   alltoall(v): my slot holds n pieces of slot/n bytes, piece j for rank j;
-//   allgather(v), bcast: my slot holds one piece of my block, for everyone.
-// Per round each rank writes at most one slot and reads its parts of the
-// others' slots: (n-1) * block bytes in and out per rank in all.
+// round's share of the half-slot move in pieces, one per round.
+//   alltoall(v): a half holds n pieces of slot/2/n bytes, piece j for rank j;
+//   allgather(v), bcast: a half holds one piece of my block, for everyone.
+// Per round each rank writes at most one half and reads its parts of the
+// others' halves: (n-1) * block bytes in and out per rank in all, each byte
+// copied twice (into the segment, out of it).
 #include <sched.h>
 
 #include <algorithm>
@@ -69,10 +73,11 @@ bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain d
   uint64_t rounds = 1;
   for (uint64_t r = 0; r < rounds; ++r) {
     const uint64_t s = ++st.seq;
-    WaitConsumed(st, s - 1);
+    const int parity = static_cast<int>(s & 1);
+    if (s >= 2) WaitConsumed(st, s - 2);  // everyone has read my half of round s - 2
     if (r == 0) {
-      mine->post.nrounds.store(std::max<uint64_t>(local_rounds, 1), std::memory_order_relaxed);
-      mine->post.ok.store(ok ? 1 : 0, std::memory_order_relaxed);
+      mine->post.nrounds[parity].store(std::max<uint64_t>(local_rounds, 1), std::memory_order_relaxed);
+      mine->post.ok[parity].store(ok ? 1 : 0, std::memory_order_relaxed);
     }
     if (ok) fill(r);
     mine->post.posted.store(s, std::memory_order_release);
@@ -81,8 +86,8 @@ bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain d
       bool all = true;
       for (int j = 0; j < st.n; ++j) {
         const PostLine& p = st.flags(j)->post;
-        rounds = std::max(rounds, p.nrounds.load(std::memory_order_relaxed));
-        all = all && p.ok.load(std::memory_order_relaxed) == 1;
+        rounds = std::max(rounds, p.nrounds[parity].load(std::memory_order_relaxed));
+        all = all && p.ok[parity].load(std::memory_order_relaxed) == 1;
       }
       if (!all) {
         mine->read.consumed.store(s, std::memory_order_release);
@@ -100,7 +105,7 @@ bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain d
 bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
   const int n = st.n, me = st.me;
   ok = ok && PackSends(send, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
-  const size_t chunk = st.slot / static_cast<size_t>(n) / kLine * kLine;
+  const size_t chunk = st.half() / static_cast<size_t>(n) / kLine * kLine;
   uint64_t need = 1;
   if (ok)
     for (int j = 0; j < n; ++j)
@@ -131,7 +136,7 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
   std::vector<Side> one(1, send);
   ok = ok && PackSends(one, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   const Side& src = one[0];
-  const size_t chunk = st.slot;
+  const size_t chunk = st.half();
   uint64_t need = 1;
   if (ok) {
     need = std::max(need, RoundsFor(src.bytes, chunk));
@@ -162,7 +167,7 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
   const bool am_root = st.me == root;
   ok = ok && (am_root ? PackSends(one, st.stmp, comm) : LayoutRecvs(one, st.rtmp));
   const Side& s = one[0];
-  const size_t chunk = st.slot;
+  const size_t chunk = st.half();
   const uint64_t need = ok ? std::max<uint64_t>(1, RoundsFor(s.bytes, chunk)) : 1;
   auto fill = [&](uint64_t r) {
     size_t off, len = Piece(s.bytes, r, chunk, &off);

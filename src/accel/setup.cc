@@ -51,8 +51,9 @@ size_t SlotBytes(int n) {
     if (end && (*end == 'm' || *end == 'M')) v <<= 20;
     if (v > 0) slot = static_cast<size_t>(v);
   }
-  slot = std::max(slot, kLine * static_cast<size_t>(n));  // alltoall pieces of at least one line
-  return (slot + kLine - 1) / kLine * kLine;
+  // two halves, each with an alltoall piece of at least one line per rank
+  slot = std::max(slot, 2 * kLine * static_cast<size_t>(n));
+  return (slot + 2 * kLine - 1) / (2 * kLine) * (2 * kLine);
 }
 
 void Unmap(CommState* st) {
