@@ -1,0 +1,101 @@
+// The accelerator: shmcoll's shared-memory collectives inside an Open MPI or
+// MPICH job, through the profiling interface (docs/ARCHITECTURE.md, "The
+// accelerator").  Compiled once per host MPI, against that host's mpi.h.
+//
+// Every MPI_ function it defines either completes the collective itself
+// ("taken") or calls the host's PMPI_ function with the same arguments
+// ("passed").  A call is taken only when every process of the communicator
+// takes it: local reasons to decline (a datatype it does not handle, a memory
+// shortage) are agreed on inside the first round of the collective, before
+// any receive buffer is written, so all processes then pass it together.
+#ifndef SHMCOLL_ACCEL_ACCEL_H
+#define SHMCOLL_ACCEL_ACCEL_H
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace shmcoll_accel {
+
+constexpr size_t kLine = 64;
+
+// Per-rank flags at the start of the segment, two cache lines per rank: the
+// first is written by the rank when it has filled its slot for a round, the
+// second when it has finished reading the others' slots for that round.
+// Each slot has two halves used by rounds of alternate parity, so a rank may
+// fill the next round's half while the others still read this one's; the
+// verdicts of round 0 have a copy per parity for the same reason.
+struct alignas(kLine) PostLine {
+  std::atomic<uint64_t> posted;      // sequence number of the last round filled
+  std::atomic<uint64_t> nrounds[2];  // rounds this rank needs (round 0, by parity)
+  std::atomic<uint64_t> ok[2];       // 1: this rank takes the call (round 0, by parity)
+};
+struct alignas(kLine) ReadLine {
+  std::atomic<uint64_t> consumed;  // sequence number of the last round read
+};
+struct alignas(kLine) RankFlags {
+  PostLine post;
+  ReadLine read;
+};
+static_assert(sizeof(RankFlags) == 2 * kLine);
+
+// The state of one communicator, cached in an attribute of it.
+struct CommState {
+  bool taken = false;  // false: every collective on it goes to the host
+  int n = 0, me = 0;
+  size_t slot = 0;       // bytes of each rank's slot
+  char* base = nullptr;  // the mapping: n RankFlags, then n slots
+  size_t map_bytes = 0;
+  uint64_t seq = 0;                            // rounds run so far (the same on every rank)
+  std::vector<char> stmp, rtmp;                // packed send / receive data of derived types
+  CommState *prev = nullptr, *next = nullptr;  // list of mapped states
+
+  RankFlags* flags(int r) const { return reinterpret_cast<RankFlags*>(base) + r; }
+  size_t half() const { return slot / 2; }  // bytes a round moves through one slot
+  // rank r's half-slot for the current round (seq)
+  char* slot_of(int r) const {
+    return base + sizeof(RankFlags) * n + slot * static_cast<size_t>(r) + (seq & 1) * half();
+  }
+};
+
+// setup.cc: the state of a communicator, set up at its first collective
+// (collective over comm); nullptr when it cannot be looked up.
+CommState* GetState(MPI_Comm comm);
+void UnmapAll();      // at MPI_Finalize (also ends HostProgress's request)
+void HostProgress();  // lets the host progress its pending operations
+bool Enabled();       // SHMCOLL_ACCEL=0 declines everything
+extern std::atomic<long> g_taken, g_passed;
+
+// One side of a block: the user's buffer, count and datatype, resolved into
+// contiguous bytes (the buffer itself, or a place in CommState::stmp/rtmp).
+struct Side {
+  const void* buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  size_t bytes = 0;
+  bool packed = false;  // a derived type: goes through stmp/rtmp
+  bool copy = false;    // contiguous but copied to stmp first (MPI_IN_PLACE alltoall)
+  size_t tmp_off = 0;   // offset in stmp/rtmp
+  char* ptr = nullptr;  // contiguous bytes of the block
+};
+
+// datatype.cc: describes buf/count/type (the block at element displacement
+// disp); false when it is not handled.
+bool Describe(const void* buf, MPI_Aint disp, int count, MPI_Datatype type, Side* side);
+// Lays out the packed sides in tmp and packs the send sides; false on failure.
+bool PackSends(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm);
+bool LayoutRecvs(std::vector<Side>& sides, std::vector<char>& tmp);
+void UnpackRecvs(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm);
+
+// engine.cc: the collectives; true when taken (completed here).
+bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm);
+bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place, bool ok, MPI_Comm comm);
+bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm);
+bool Barrier(CommState& st);
+
+}  // namespace shmcoll_accel
+
+#endif  // SHMCOLL_ACCEL_ACCEL_H

@@ -1,0 +1,129 @@
+// Datatypes: a block is taken as contiguous bytes when its type is a
+// predefined type without holes (size == extent, lower bound 0); any other
+// type is packed and unpacked by the host itself (PMPI_Pack / PMPI_Unpack)
+// through a contiguous staging buffer, which is correct for every type the
+// host accepts provided the host's packed form is the type signature's bytes
+// in order.  That is checked once per process (PackIsRaw); where it does not
+// hold, blocks of derived types are declined.
+#include <climits>
+#include <cstring>
+
+#include "accel.h"
+
+namespace shmcoll_accel {
+namespace {
+
+// True when PMPI_Pack writes exactly the signature bytes (no header, no
+// conversion): a strided vector of ints and MPI_DOUBLE_INT (which has a hole).
+bool PackIsRaw() {
+  static int cached = -1;
+  if (cached >= 0) return cached == 1;
+  cached = 0;
+  int v[4] = {11, 22, 33, 44};
+  MPI_Datatype vec;
+  if (PMPI_Type_vector(2, 1, 2, MPI_INT, &vec) != MPI_SUCCESS) return false;
+  PMPI_Type_commit(&vec);
+  char out[64];
+  int pos = 0;
+  int rc = PMPI_Pack(v, 1, vec, out, sizeof out, &pos, MPI_COMM_SELF);
+  PMPI_Type_free(&vec);
+  const int want[2] = {11, 33};
+  if (rc != MPI_SUCCESS || pos != 8 || std::memcmp(out, want, 8) != 0) return false;
+  struct {
+    double d;
+    int i;
+  } di = {1.5, 7};
+  pos = 0;
+  rc = PMPI_Pack(&di, 1, MPI_DOUBLE_INT, out, sizeof out, &pos, MPI_COMM_SELF);
+  if (rc != MPI_SUCCESS || pos != 12 || std::memcmp(out, &di.d, 8) != 0 || std::memcmp(out + 8, &di.i, 4) != 0)
+    return false;
+  cached = 1;
+  return true;
+}
+
+// Grows a staging buffer; false when memory is short.
+bool Grow(std::vector<char>& tmp, size_t total) {
+  if (tmp.size() >= total) return true;
+  try {
+    tmp.resize(total);
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Describe(const void* buf, MPI_Aint disp, int count, MPI_Datatype type, Side* side) {
+  *side = Side();
+  side->buf = buf;
+  side->count = count;
+  side->type = type;
+  if (count < 0) return false;
+  if (count == 0) return true;
+  if (type == MPI_DATATYPE_NULL) return false;
+  int size = 0, ni, na, nd, combiner;
+  MPI_Aint lb, extent, tlb, textent;
+  if (PMPI_Type_size(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+      PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS ||
+      PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
+    return false;
+  side->bytes = static_cast<size_t>(size) * static_cast<size_t>(count);
+  side->buf = static_cast<const char*>(buf) + disp * extent;
+  if (combiner == MPI_COMBINER_NAMED && lb == 0 && tlb == 0 && extent == size && textent == size) {
+    side->ptr = const_cast<char*>(static_cast<const char*>(side->buf));
+    return true;
+  }
+  if (side->bytes > static_cast<size_t>(INT_MAX) || !PackIsRaw()) return false;
+  side->packed = true;
+  return true;
+}
+
+bool PackSends(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm) {
+  size_t total = 0;
+  for (Side& s : sides)
+    if (s.packed || s.copy) {
+      s.tmp_off = total;
+      total += (s.bytes + kLine - 1) / kLine * kLine;
+    }
+  if (total == 0) return true;
+  if (!Grow(tmp, total)) return false;
+  for (Side& s : sides) {
+    if (!s.packed && !s.copy) continue;
+    s.ptr = tmp.data() + s.tmp_off;
+    if (s.bytes == 0) continue;
+    if (!s.packed) {
+      std::memcpy(s.ptr, s.buf, s.bytes);
+      continue;
+    }
+    int pos = 0;
+    if (PMPI_Pack(s.buf, s.count, s.type, s.ptr, static_cast<int>(s.bytes), &pos, comm) != MPI_SUCCESS ||
+        static_cast<size_t>(pos) != s.bytes)
+      return false;
+  }
+  return true;
+}
+
+bool LayoutRecvs(std::vector<Side>& sides, std::vector<char>& tmp) {
+  size_t total = 0;
+  for (Side& s : sides)
+    if (s.packed) {
+      s.tmp_off = total;
+      total += (s.bytes + kLine - 1) / kLine * kLine;
+    }
+  if (total == 0) return true;
+  if (!Grow(tmp, total)) return false;
+  for (Side& s : sides)
+    if (s.packed) s.ptr = tmp.data() + s.tmp_off;
+  return true;
+}
+
+void UnpackRecvs(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm) {
+  for (Side& s : sides) {
+    if (!s.packed || s.bytes == 0) continue;
+    int pos = 0;
+    PMPI_Unpack(s.ptr, static_cast<int>(s.bytes), &pos, const_cast<void*>(s.buf), s.count, s.type, comm);
+  }
+}
+
+}  // namespace shmcoll_accel

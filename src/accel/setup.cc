@@ -1,0 +1,239 @@
+// The state of a communicator, set up at its first collective and cached in
+// an attribute (freed by the attribute's delete callback at MPI_Comm_free, and
+// unmapped at MPI_Finalize).
+//
+// Set-up, collective over the communicator (host calls only, 3 to 5 of them):
+//  - intercommunicators are declined without any communication;
+//  - MPI_THREAD_MULTIPLE, or processes on more than one node
+//    (PMPI_Comm_split_type(MPI_COMM_TYPE_SHARED) smaller than the
+//    communicator), or SHMCOLL_ACCEL=0 decline the communicator;
+//  - rank 0 creates the segment as a memfd (never a name in /dev/shm) and
+//    broadcasts its pid and descriptor number; the others copy the descriptor
+//    with pidfd_open + pidfd_getfd and map it.  Where the kernel forbids that,
+//    rank 0 creates a POSIX shared-memory object (mode 0600, O_EXCL), the
+//    others open it, and rank 0 unlinks it as soon as everybody has tried.
+//  - PMPI_Allreduce(MIN) of each step's success, so all agree on the outcome.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "accel.h"
+
+namespace shmcoll_accel {
+
+std::atomic<long> g_taken{0}, g_passed{0};
+
+namespace {
+
+int g_keyval = MPI_KEYVAL_INVALID;
+CommState* g_mapped = nullptr;  // states with a mapping
+std::mutex g_mutex;
+// HostProgress: a receive nobody sends to, on a private duplicate of
+// MPI_COMM_SELF; testing it runs the host's whole progress engine (MPICH's
+// MPI_Iprobe does not run the schedules of its nonblocking collectives).
+MPI_Comm g_progress_comm = MPI_COMM_NULL;
+MPI_Request g_progress_req = MPI_REQUEST_NULL;
+char g_progress_byte;
+
+size_t SlotBytes(int n) {
+  size_t slot = 256 * 1024;
+  if (const char* e = std::getenv("SHMCOLL_ACCEL_SLOT_BYTES")) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(e, &end, 0);
+    if (end && (*end == 'k' || *end == 'K')) v <<= 10;
+    if (end && (*end == 'm' || *end == 'M')) v <<= 20;
+    if (v > 0) slot = static_cast<size_t>(v);
+  }
+  // two halves, each with an alltoall piece of at least one line per rank
+  slot = std::max(slot, 2 * kLine * static_cast<size_t>(n));
+  return (slot + 2 * kLine - 1) / (2 * kLine) * (2 * kLine);
+}
+
+void Unmap(CommState* st) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!st->base) return;
+  munmap(st->base, st->map_bytes);
+  st->base = nullptr;
+  st->taken = false;  // a collective after this (in MPI_Finalize) goes to the host
+  if (st->prev) st->prev->next = st->next;
+  if (st->next) st->next->prev = st->prev;
+  if (g_mapped == st) g_mapped = st->next;
+  st->prev = st->next = nullptr;
+}
+
+int DeleteState(MPI_Comm, int, void* attr, void*) {
+  auto* st = static_cast<CommState*>(attr);
+  Unmap(st);
+  delete st;
+  return MPI_SUCCESS;
+}
+
+bool AllAgree(bool ok, MPI_Comm comm) {
+  int mine = ok ? 1 : 0, all = 0;
+  if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return false;
+  return all == 1;
+}
+
+char* MapFd(int fd, size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+}
+
+// The memfd way; the mapping, or nullptr on any rank's failure (agreed).
+char* ShareByPidfd(int me, size_t bytes, MPI_Comm comm) {
+  long info[3] = {0, -1, 0};  // pid, descriptor, ok
+  char* base = nullptr;
+  int fd = -1;
+  if (me == 0) {
+    fd = static_cast<int>(syscall(SYS_memfd_create, "shmcoll-accel", MFD_CLOEXEC));
+    if (fd >= 0 && ftruncate(fd, static_cast<off_t>(bytes)) == 0) base = MapFd(fd, bytes);
+    info[0] = getpid(), info[1] = fd, info[2] = base != nullptr;
+  }
+  if (PMPI_Bcast(info, 3, MPI_LONG, 0, comm) != MPI_SUCCESS) info[2] = 0;
+  if (me != 0 && info[2]) {
+    int pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(info[0]), 0));
+    if (pidfd >= 0) {
+      fd = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, static_cast<int>(info[1]), 0));
+      close(pidfd);
+    }
+    if (fd >= 0) base = MapFd(fd, bytes);
+  }
+  // rank 0 keeps its descriptor open until everybody has its copy
+  const bool ok = AllAgree(base != nullptr, comm);
+  if (fd >= 0) close(fd);
+  if (!ok && base) munmap(base, bytes), base = nullptr;
+  return base;
+}
+
+// The named way, for kernels without pidfd_getfd (or forbidding it).
+char* ShareByName(int me, size_t bytes, MPI_Comm comm) {
+  static int counter = 0;
+  char name[64];
+  long info[3] = {0, 0, 0};  // pid, counter, ok
+  char* base = nullptr;
+  if (me == 0) {
+    info[0] = getpid(), info[1] = ++counter;
+    std::snprintf(name, sizeof name, "/shmcoll-accel-%ld-%ld", info[0], info[1]);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      if (ftruncate(fd, static_cast<off_t>(bytes)) == 0) base = MapFd(fd, bytes);
+      close(fd);
+      if (!base) shm_unlink(name);
+    }
+    info[2] = base != nullptr;
+  }
+  if (PMPI_Bcast(info, 3, MPI_LONG, 0, comm) != MPI_SUCCESS) info[2] = 0;
+  if (me != 0 && info[2]) {
+    std::snprintf(name, sizeof name, "/shmcoll-accel-%ld-%ld", info[0], info[1]);
+    int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      base = MapFd(fd, bytes);
+      close(fd);
+    }
+  }
+  PMPI_Barrier(comm);  // everybody has opened it (or failed to)
+  if (me == 0 && info[2]) shm_unlink(name);
+  const bool ok = AllAgree(base != nullptr, comm);
+  if (!ok && base) munmap(base, bytes), base = nullptr;
+  return base;
+}
+
+CommState* SetUp(MPI_Comm comm) {
+  auto* st = new CommState();
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return st;
+  PMPI_Comm_size(comm, &st->n);
+  PMPI_Comm_rank(comm, &st->me);
+  int provided = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&provided);
+  bool ok = provided != MPI_THREAD_MULTIPLE && Enabled();
+  MPI_Comm node = MPI_COMM_NULL;
+  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+    ok = false;
+  } else {
+    int nn = 0;
+    PMPI_Comm_size(node, &nn);
+    ok = ok && nn == st->n;
+    PMPI_Comm_free(&node);
+  }
+  if (!AllAgree(ok, comm)) return st;
+  st->slot = SlotBytes(st->n);
+  st->map_bytes = (sizeof(RankFlags) + st->slot) * static_cast<size_t>(st->n);
+  // (SHMCOLL_ACCEL_SHARE=name: the named way only, for its test; the same on every process)
+  const char* share = std::getenv("SHMCOLL_ACCEL_SHARE");
+  if (!(share && std::strcmp(share, "name") == 0)) st->base = ShareByPidfd(st->me, st->map_bytes, comm);
+  if (!st->base) st->base = ShareByName(st->me, st->map_bytes, comm);
+  if (!st->base) return st;
+  st->taken = true;
+  if (g_progress_comm == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_SELF, &g_progress_comm) == MPI_SUCCESS) {
+    // HostProgress's receive, made here (outside any wait) once per process
+    PMPI_Comm_set_errhandler(g_progress_comm, MPI_ERRORS_RETURN);
+    PMPI_Irecv(&g_progress_byte, 1, MPI_BYTE, 0, 1, g_progress_comm, &g_progress_req);
+  }
+  std::lock_guard<std::mutex> lock(g_mutex);
+  st->next = g_mapped;
+  if (g_mapped) g_mapped->prev = st;
+  g_mapped = st;
+  return st;
+}
+
+}  // namespace
+
+bool Enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("SHMCOLL_ACCEL");
+    return !(e && std::strcmp(e, "0") == 0);
+  }();
+  return on;
+}
+
+CommState* GetState(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return nullptr;
+  if (g_keyval == MPI_KEYVAL_INVALID &&
+      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, DeleteState, &g_keyval, nullptr) != MPI_SUCCESS)
+    return nullptr;
+  void* value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS) return nullptr;
+  if (found) return static_cast<CommState*>(value);
+  CommState* st = SetUp(comm);
+  if (PMPI_Comm_set_attr(comm, g_keyval, st) != MPI_SUCCESS) {
+    // not cached: the next collective sets up again, collectively like this one
+    Unmap(st);
+    delete st;
+    return nullptr;
+  }
+  return st;
+}
+
+void HostProgress() {
+  if (g_progress_req == MPI_REQUEST_NULL) return;
+  int done = 0;
+  PMPI_Test(&g_progress_req, &done, MPI_STATUS_IGNORE);
+}
+
+void UnmapAll() {
+  if (g_progress_req != MPI_REQUEST_NULL) {
+    PMPI_Cancel(&g_progress_req);
+    PMPI_Wait(&g_progress_req, MPI_STATUS_IGNORE);
+  }
+  if (g_progress_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_progress_comm);
+  while (true) {
+    CommState* st;
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      st = g_mapped;
+    }
+    if (!st) break;
+    Unmap(st);
+  }
+}
+
+}  // namespace shmcoll_accel

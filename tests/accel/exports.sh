@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# An accelerator library exports exactly the functions its version script
+# lists (the MPI functions it takes over), nothing else.
+#   tests/accel/exports.sh <libshmcoll_accel_host.so> <accel.map>
+set -euo pipefail
+lib=$1 map=$2
+want=$(grep -oE '^[[:space:]]+MPI_[A-Za-z_]+;' "$map" | tr -d ' ;\t' | sort)
+got=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TWDBR]$/ {print $3}' | sort)
+if [ "$want" != "$got" ]; then
+  echo "exports of $lib differ from $map:"
+  diff <(echo "$want") <(echo "$got") || true
+  exit 1
+fi
+echo "exports: $(echo "$got" | wc -l) functions, as listed: $(echo $got)"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds a test program with a host MPI's mpicc (Open MPI or MPICH, from
+# Debian) and runs it under that host's launcher through shmcoll-accel, with
+# the accelerator preloaded and SHMCOLL_ACCEL_REPORT=1.  Passes when the
+# program passes (the programs check their results byte for byte) and every
+# rank's report line says what was expected:
+#   taken     every rank took at least one call (T > 0)
+#   declined  every rank took none and passed some (T = 0, P > 0)
+#   killed    the program must fail (a rank kills itself): a nonzero exit,
+#             no report expected
+#
+#   tests/accel/run.sh <openmpi|mpich> <accel-dir> <taken|declined|killed> <source.c> <build-dir> <nranks> [args...]
+#
+# <accel-dir> holds bin/shmcoll-accel and lib/libshmcoll_accel_<host>.so.
+# Exits 77 (CTest: skipped) when the host's mpicc or launcher is not
+# installed, or its accelerator was not built.
+set -euo pipefail
+lib=$1 accel=$2 expect=$3 src=$4 out=$5 np=$6
+shift 6
+cc=mpicc.$lib
+case $lib in
+  openmpi) run=mpirun.openmpi ;;
+  mpich) run=mpiexec.mpich ;;
+  *)
+    echo "accel: unknown host '$lib' (openmpi or mpich)" >&2
+    exit 2
+    ;;
+esac
+if ! command -v "$cc" >/dev/null || ! command -v "$run" >/dev/null; then
+  echo "accel: $cc or $run is not installed: skipped"
+  exit 77
+fi
+if [ ! -f "$accel/lib/libshmcoll_accel_$lib.so" ]; then
+  echo "accel: $accel/lib/libshmcoll_accel_$lib.so was not built: skipped"
+  exit 77
+fi
+mkdir -p "$out"
+prog=$out/$(basename "$src" .c)
+# Several tests build the same program: build into a private name, then move.
+tmp=$(mktemp "$prog.XXXXXX")
+"$cc" -O1 -g -I"$(dirname "$0")/../mpi" -o "$tmp" "$src" -lm
+mv -f "$tmp" "$prog"
+
+log=$(mktemp "$out/stderr.XXXXXX")
+trap 'rm -f "$log"' EXIT
+export SHMCOLL_ACCEL_REPORT=1 SHMCOLL_ACCEL_SHOW=1
+rc=0
+case $lib in
+  openmpi)
+    # Root in CI; more ranks than cores; the shared-memory and self transports only.
+    export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+    export OMPI_MCA_mpi_yield_when_idle=1
+    "$accel/bin/shmcoll-accel" "$run" --allow-run-as-root --oversubscribe --bind-to none -np "$np" "$prog" "$@" \
+      2> >(tee "$log" >&2) || rc=$?
+    find /dev/shm -maxdepth 1 -name 'vader_segment.*' -user "$(id -u)" -delete 2>/dev/null || true
+    ;;
+  mpich)
+    "$accel/bin/shmcoll-accel" "$run" -n "$np" "$prog" "$@" 2> >(tee "$log" >&2) || rc=$?
+    ;;
+esac
+wait  # (for tee)
+leftover() { find /dev/shm -maxdepth 1 -name 'shmcoll-accel-*' -user "$(id -u)" | grep -q .; }
+if [ "$expect" = killed ]; then
+  if [ "$rc" -eq 0 ]; then
+    echo "accel: $prog exited with 0, expected the job to be ended"
+    exit 1
+  fi
+  if leftover; then
+    echo "accel: a segment name was left in /dev/shm"
+    exit 1
+  fi
+  echo "accel: $lib $(basename "$prog") n=$np: the job ended (exit $rc), nothing left in /dev/shm"
+  exit 0
+fi
+if [ "$rc" -ne 0 ]; then
+  echo "accel: $prog exited with $rc"
+  exit "$rc"
+fi
+# One report line per rank: "shmcoll-accel: rank R: T calls taken, P passed to the host MPI"
+bad=0
+for ((r = 0; r < np; ++r)); do
+  line=$(grep -E "^shmcoll-accel: rank $r: [0-9]+ calls taken, [0-9]+ passed to the host MPI$" "$log" || true)
+  if [ "$(printf '%s\n' "$line" | grep -c .)" -ne 1 ]; then
+    echo "accel: rank $r printed no report line (or several)"
+    bad=1
+    continue
+  fi
+  read -r t p < <(echo "$line" | sed -E 's/.*: ([0-9]+) calls taken, ([0-9]+) passed.*/\1 \2/')
+  case $expect in
+    taken) [ "$t" -gt 0 ] || { echo "accel: rank $r took no call"; bad=1; } ;;
+    declined) [ "$t" -eq 0 ] && [ "$p" -gt 0 ] || { echo "accel: rank $r: expected every call declined: $line"; bad=1; } ;;
+  esac
+done
+if leftover; then
+  echo "accel: a segment name was left in /dev/shm"
+  bad=1
+fi
+[ "$bad" -eq 0 ] && echo "accel: $lib $(basename "$prog") n=$np: results right, report as expected ($expect)"
+exit "$bad"
