@@ -117,6 +117,7 @@ struct UserError {
   int cls;  // its own value for a class
   bool removed = false;
   std::string text;
+  bool hasText = false;  // MPI_Add_error_string gave it one (and MPI_Remove_error_string did not take it)
 };
 std::vector<UserError> gUser;  // under gMu
 int gLastUsed = MPI_ERR_LASTCODE;
@@ -350,6 +351,7 @@ int addErrorString(Call& call, int errorcode, const char* string) {
     std::lock_guard<std::mutex> lock(gMu);
     if (UserError* u = userError(errorcode)) {
       u->text.assign(string, len);
+      u->hasText = true;
       return MPI_SUCCESS;
     }
   }
@@ -358,6 +360,57 @@ int addErrorString(Call& call, int errorcode, const char* string) {
                      "MPI_Add_error_code",
                      errorcode);
 }
+
+// MPI-4.1's removals take back only what was added and is no longer needed:
+// a class none of whose codes is left, a code whose string was removed, a
+// string that was added.  The values are not handed out again.
+namespace {
+enum class Removal { kClass, kCode, kString };
+
+int removeUser(Call& call, Removal what, int value) {
+  const char* arg = what == Removal::kClass ? "errorclass" : "errorcode";
+  if (value < kUserBase)
+    return check::fail(call, MPI_ERR_ARG, "%s = %d is predefined (at most MPI_ERR_LASTCODE = %d): only what "
+                       "MPI_Add_error_class, MPI_Add_error_code and MPI_Add_error_string added can be removed",
+                       arg, value, MPI_ERR_LASTCODE);
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    UserError* u = userError(value);
+    const bool isClass = u && u->cls == value;
+    if (!u) {
+      why = "was not added (or was removed already)";
+    } else if (what == Removal::kClass && !isClass) {
+      why = "is an error code, not a class (MPI_Remove_error_code removes codes)";
+    } else if (what == Removal::kCode && isClass) {
+      why = "is an error class, not a code (MPI_Remove_error_class removes classes)";
+    } else if (what == Removal::kString && !u->hasText) {
+      why = "has no string added by MPI_Add_error_string";
+    } else if (what == Removal::kCode && u->hasText) {
+      why = "still has its string: remove it first (MPI_Remove_error_string)";
+    } else if (what == Removal::kClass) {
+      for (size_t k = 0; k < gUser.size() && why.empty(); ++k)
+        if (!gUser[k].removed && gUser[k].cls == value && kUserBase + static_cast<int>(k) != value)
+          why = "still has error code " + std::to_string(kUserBase + static_cast<int>(k)) +
+                ": remove its codes first (MPI_Remove_error_code)";
+    }
+    if (why.empty()) {
+      if (what == Removal::kString) {
+        u->text.clear();
+        u->hasText = false;
+      } else {
+        u->removed = true;
+      }
+      return MPI_SUCCESS;
+    }
+  }
+  return check::fail(call, MPI_ERR_ARG, "%s = %d %s", arg, value, why.c_str());
+}
+}  // namespace
+
+int removeErrorClass(Call& call, int errorclass) { return removeUser(call, Removal::kClass, errorclass); }
+int removeErrorCode(Call& call, int errorcode) { return removeUser(call, Removal::kCode, errorcode); }
+int removeErrorString(Call& call, int errorcode) { return removeUser(call, Removal::kString, errorcode); }
 
 int commSetErrhandler(Call& call, rt::Comm* c, MPI_Errhandler errhandler) {
   if (!rt::validErrhandler(errhandler))

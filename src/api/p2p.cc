@@ -113,15 +113,18 @@ void handOutSendRecv(Call& call, SendRecvRequest* r) {
   handOut(call, r);
 }
 
-// A persistent request (MPI_Send_init, MPI_Recv_init, ...) holding `t`;
-// `start` starts one instance.
+// A persistent request (MPI_Send_init, MPI_Recv_init, ...) holding `t` and
+// its communicator, whose context id `start` keeps using after an
+// MPI_Comm_free; `start` starts one instance.
 template <class Start>
-int persistent(Call& call, const dt::Type* t, Start&& start) {
+int persistent(Call& call, rt::Comm* c, const dt::Type* t, Start&& start) {
   dt::retain(t);
+  rt::holdComm(c);
   MPI_Request h = newRequest(nullptr, call.comm, call.fn);
   RequestEntry* e = requestEntry(h);
   e->persistent = true;
   e->heldType = t;
+  e->heldComm = c;
   e->start = std::forward<Start>(start);
   *call.request = h;
   call.started = true;
@@ -139,7 +142,7 @@ int send(Call& call, const void* buf, C count, const dt::Type* t, int dest, int 
   const p2p::Envelope env = procNull ? p2p::Envelope{} : envelope(c, dest, tag);
   const uint64_t n = static_cast<uint64_t>(count);
   if (call.persistent()) {
-    return persistent(call, t, [buf, n, t, procNull, env, fn = call.fn, comm = call.comm]() -> p2p::Request* {
+    return persistent(call, c, t, [buf, n, t, procNull, env, fn = call.fn, comm = call.comm]() -> p2p::Request* {
       const Call again(fn, comm);
       int rc;
       p2p::Request* r = startSend(again, kKind, buf, n, t, procNull, env, &rc);
@@ -172,7 +175,7 @@ int recv(Call& call, void* buf, C count, const dt::Type* t, int source, int tag,
   const bool procNull = source == MPI_PROC_NULL;
   const int src = sourceOf(source);
   if (call.persistent()) {
-    return persistent(call, t, [buf, n, t, procNull, ctx, src, tag]() -> p2p::Request* {
+    return persistent(call, c, t, [buf, n, t, procNull, ctx, src, tag]() -> p2p::Request* {
       return procNull ? procNullRecv() : p2p::irecv(buf, n, t, ctx, src, tag);
     });
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "api/check.h"
+#include "runtime/comm.h"
 
 namespace shmcoll::api {
 
@@ -357,6 +358,7 @@ int requestFree(Call& call, MPI_Request* request) {
   }
   if (e->op) p2p::release(e->op);
   if (e->heldType) dt::release(e->heldType);
+  if (e->heldComm) rt::releaseComm(e->heldComm);
   dropRequest(*request);
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;

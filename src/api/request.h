@@ -11,6 +11,10 @@
 #include "api/call.h"
 #include "p2p/p2p.h"
 
+namespace shmcoll::rt {
+struct Comm;
+}
+
 namespace shmcoll::api {
 
 // A request already complete when it is handed out (MPI_PROC_NULL peers,
@@ -42,6 +46,7 @@ struct RequestEntry {
   bool starting = false;                 // MPI_Startall: seen earlier in the array being checked
   std::function<p2p::Request*()> start;  // persistent: starts one instance
   const dt::Type* heldType = nullptr;    // persistent: a datatype reference held until MPI_Request_free
+  rt::Comm* heldComm = nullptr;          // persistent point-to-point: its communicator, held as long (rt::holdComm)
   GRequest* grequest = nullptr;          // op, when it is a generalized request
   bool freedByUser = false;              // a generalized request MPI_Request_free let go before it completed
   bool live = false;

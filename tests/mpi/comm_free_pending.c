@@ -12,7 +12,11 @@
  * requests.  Then a receiver frees the communicator before its sender has
  * even sent (the free is local: it must not wait for the sender).  Every
  * receive buffer is bracketed by guard bytes and compared byte for byte:
- * nothing of the second exchange may land in the first.
+ * nothing of the second exchange may land in the first.  Last, persistent
+ * requests made on a duplicate that is then freed (an inactive persistent
+ * request is no pending operation, but it keeps its communicator): started
+ * twice after the free and after new duplicates carried other bytes with
+ * the same tag, they still talk on their own communicator.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -118,6 +122,41 @@ static void freedBeforeSend(size_t n) {
   free(ra), free(rb), free(sa), free(sb);
 }
 
+static void persistentAfterFree(size_t n) {
+  const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  MPI_Comm a, b[3];
+  MPI_Comm_dup(MPI_COMM_WORLD, &a);
+  unsigned char *ra = area(n), *rb = area(n), *sa = message(n, 5), *sb = message(n, 6);
+  MPI_Request req[2];
+  MPI_Recv_init(ra + GUARD, (int)n, MPI_BYTE, left, TAG, a, &req[0]);
+  MPI_Send_init(sa, (int)n, MPI_BYTE, right, TAG, a, &req[1]);
+  MPI_Comm_free(&a);
+  for (int k = 0; k < 3; ++k) MPI_Comm_dup(MPI_COMM_WORLD, &b[k]); /* (the freed id is there to take) */
+  for (int round = 0; round < 2; ++round) {
+    memset(ra, 0xA5, n + 2 * GUARD);
+    memset(rb, 0xA5, n + 2 * GUARD);
+    /* The persistent receive first and the persistent send last: were both on the
+       new duplicate's context, its message would match the persistent receive. */
+    MPI_Request other[2];
+    MPI_Start(&req[0]);
+    MPI_Irecv(rb + GUARD, (int)n, MPI_BYTE, left, TAG, b[round], &other[0]);
+    MPI_Isend(sb, (int)n, MPI_BYTE, right, TAG, b[round], &other[1]);
+    MPI_Start(&req[1]);
+    MPI_Status st[2];
+    MPI_Waitall(2, req, st);
+    MPI_Waitall(2, other, MPI_STATUSES_IGNORE);
+    int got = -1;
+    MPI_Get_count(&st[0], MPI_BYTE, &got);
+    if (got != (int)n) fail("received count (persistent, freed communicator)", n, 0, got, (int)n);
+    check(ra, n, left, 5, "persistent receive on a freed communicator");
+    check(rb, n, left, 6, "duplicate made after the free, beside persistent requests");
+  }
+  MPI_Request_free(&req[0]);
+  MPI_Request_free(&req[1]);
+  for (int k = 0; k < 3; ++k) MPI_Comm_free(&b[k]);
+  free(ra), free(rb), free(sa), free(sb);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -126,6 +165,7 @@ int main(int argc, char **argv) {
   for (int any = 0; any < 2; ++any)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) one(sizes[i], any);
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) freedBeforeSend(sizes[i]);
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) persistentAfterFree(sizes[i]);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("comm_free_pending: OK\n");
   MPI_Finalize();

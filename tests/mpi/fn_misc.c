@@ -14,7 +14,8 @@
  *  - MPI_Status_set_elements(_x) and MPI_Status_set_cancelled read back through
  *    MPI_Get_elements(_x), MPI_Get_count and MPI_Test_cancelled, for a
  *    predefined type, a struct with partial elements and a count past INT_MAX;
- *  - MPI_Add_error_class/code/string: MPI_Error_class and MPI_Error_string of
+ *  - MPI_Add_error_class/code/string (and MPI-4.1's MPI_Remove_error_*, here only):
+ *    MPI_Error_class and MPI_Error_string of
  *    the new values, MPI_LASTUSEDCODE, and a communicator's error handler
  *    called with a user code (MPI_Comm_call_errhandler);
  *  - generalized requests: query_fn only once the request is complete, free_fn
@@ -347,6 +348,33 @@ static void errorCodes(void) {
     longText[sizeof longText - 1] = 0;
     expectError(MPI_Add_error_string(code, longText), MPI_ERR_ARG, "a string longer than MPI_MAX_ERROR_STRING");
   }
+#if EXACT /* MPI-4.1's removals (Open MPI 4.1 and MPICH 4.0 have none) */
+  expectError(MPI_Remove_error_class(cls), MPI_ERR_ARG, "removing a class that still has a code");
+  expectError(MPI_Remove_error_code(code), MPI_ERR_ARG, "removing a code that still has its string");
+  expectError(MPI_Remove_error_code(cls), MPI_ERR_ARG, "MPI_Remove_error_code of a class");
+  expectError(MPI_Remove_error_class(code), MPI_ERR_ARG, "MPI_Remove_error_class of a code");
+  expectError(MPI_Remove_error_string(code2), MPI_ERR_ARG, "removing a string that was never added");
+  expectError(MPI_Remove_error_class(MPI_ERR_ARG), MPI_ERR_ARG, "removing a predefined class");
+  expectError(MPI_Remove_error_string(MPI_ERR_ARG), MPI_ERR_ARG, "removing a predefined string");
+  OK(MPI_Remove_error_string(code));
+  OK(MPI_Error_string(code, text, &len));
+  CHECK(len == 0 && text[0] == 0, "the code's string after MPI_Remove_error_string: \"%s\"", text);
+  OK(MPI_Error_string(cls, text, &len));
+  CHECK(!strcmp(text, "the class of the test's own errors"), "the class's string changed: \"%s\"", text);
+  OK(MPI_Remove_error_code(code));
+  expectError(MPI_Remove_error_code(code), MPI_ERR_ARG, "removing a code twice");
+  expectError(MPI_Error_class(code, &v), MPI_ERR_ARG, "MPI_Error_class of a removed code");
+  OK(MPI_Remove_error_class(cls)); /* (its own string goes with it) */
+  expectError(MPI_Remove_error_class(cls), MPI_ERR_ARG, "removing a class twice");
+  expectError(MPI_Add_error_code(cls, &v), MPI_ERR_ARG, "a code added to a removed class");
+  OK(MPI_Remove_error_code(code2));
+  OK(MPI_Error_class(MPI_ERR_ARG, &v));
+  CHECK(v == MPI_ERR_ARG, "MPI_Error_class(MPI_ERR_ARG) after the removals: %d", v);
+  int cls2;
+  OK(MPI_Add_error_class(&cls2));
+  CHECK(cls2 != cls && cls2 != code && cls2 != code2, "a removed value was handed out again: %d", cls2);
+  OK(MPI_Remove_error_class(cls2));
+#endif
 }
 
 /* ---- generalized requests ------------------------------------------------------- */
