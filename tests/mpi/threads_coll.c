@@ -68,7 +68,8 @@ static void tfail(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "FAIL %s: rank %d thread %d: case %s: %s\n", tu_prog, tu_rank, my_t, my_case, msg);
+  fprintf(stderr, "FAIL %s: rank %d thread %d: case %s: %s%s%s\n", tu_prog, tu_rank, my_t, my_case, msg,
+          *tu_context ? " | " : "", tu_context);
   fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 1);
   exit(1);
