@@ -183,12 +183,16 @@ static size_t osize(const ctx *c, int salt, int src, int dst) {
   return h % 256;
 }
 
-static void check_status(const MPI_Status *s, int src, int tag, size_t len, const char *what) {
+/* Status of a receive: source, tag, and the count in elements of dt. */
+static void check_status_dt(const MPI_Status *s, int src, int tag, MPI_Datatype dt, int want, const char *what) {
   int cnt = -1;
-  CK(MPI_Get_count(s, MPI_BYTE, &cnt));
-  if ((src >= 0 && s->MPI_SOURCE != src) || (tag >= 0 && s->MPI_TAG != tag) || (size_t)cnt != len)
-    tfail("%s: status source %d tag %d count %d, expected %d %d %zu", what, s->MPI_SOURCE, s->MPI_TAG, cnt, src, tag,
-          len);
+  CK(MPI_Get_count(s, dt, &cnt));
+  if ((src >= 0 && s->MPI_SOURCE != src) || (tag >= 0 && s->MPI_TAG != tag) || cnt != want)
+    tfail("%s: status source %d tag %d count %d, expected %d %d %d", what, s->MPI_SOURCE, s->MPI_TAG, cnt, src, tag,
+          want);
+}
+static void check_status(const MPI_Status *s, int src, int tag, size_t len, const char *what) {
+  check_status_dt(s, src, tag, MPI_BYTE, (int)len, what);
 }
 
 /* 25%: every rank to every rank on the thread's communicator */
@@ -473,7 +477,7 @@ static void op_types(ctx *c, MPI_Comm cm) {
     gb_new(&g, S.size);
     tu_pattern(g.ip, okey(c, 8, from, me), 0, S.size);
     CK(MPI_Recv(g.p, nelem, dbl ? MPI_DOUBLE : MPI_INT, from, tag, cm, &st));
-    check_status(&st, from, tag, S.size, "receive");
+    check_status_dt(&st, from, tag, dbl ? MPI_DOUBLE : MPI_INT, nelem, "receive");
     gcheck(&g, "receive buffer");
     gb_free(&g);
   } else { /* through another derived type with one element per block */
@@ -482,7 +486,10 @@ static void op_types(ctx *c, MPI_Comm cm) {
     gb_new(&g, R.span);
     place(g.ip, &R, okey(c, 8, from, me));
     CK(MPI_Recv(g.p, 1, R.dt, from, tag, cm, &st));
-    check_status(&st, from, tag, S.size, "receive");
+    check_status_dt(&st, from, tag, R.dt, 1, "receive");
+    int el = -1;
+    CK(MPI_Get_elements(&st, dbl ? MPI_DOUBLE : MPI_INT, &el));
+    if (el != nelem) tfail("MPI_Get_elements gave %d, expected %d", el, nelem);
     gcheck(&g, "receive buffer");
     gb_free(&g);
     CK(MPI_Type_free(&R.dt));
