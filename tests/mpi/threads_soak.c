@@ -43,6 +43,10 @@
  * be left unreceived.  On a wrong result the rank, thread, seed, operation
  * index and what differs are printed and the program calls
  * MPI_Abort(MPI_COMM_WORLD, 1).
+ *
+ * Time: the default 100,000 operations take about 25 s at 4 ranks x 4
+ * threads on 2 cores under Open MPI 4.1.4, but about ten times as long under
+ * MPICH 4.0.2 (ch4:ucx), where tests/crosslib/list.txt runs ops=10000.
  */
 #include <pthread.h>
 #include <sched.h>
