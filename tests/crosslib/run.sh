@@ -19,7 +19,7 @@ mkdir -p "$out"
 prog=$out/$(basename "$src" .c)
 # Several tests build the same program: build into a private name, then move.
 tmp=$(mktemp "$prog.XXXXXX")
-"$cc" -O1 -g -o "$tmp" "$src" -lm
+"$cc" -O1 -g -pthread -o "$tmp" "$src" -lm
 mv -f "$tmp" "$prog"
 case $lib in
   openmpi)
