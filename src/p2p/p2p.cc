@@ -624,13 +624,10 @@ Request* imrecv(void* buf, uint64_t count, const dt::Type* type, Message* msg) {
 bool progress() { return gEndpoint.progress(); }
 
 void idle() {
-  if (__builtin_expect(wait::gSerialOn, 0)) {  // (let the rank's other threads in meanwhile)
-    const uint32_t depth = wait::releaseSerial();
-    wait::yieldCpu();
-    wait::reacquireSerial(depth);
-    return;
-  }
-  if (gOversubscribed) wait::yieldCpu();
+  if (!gOversubscribed) return;
+  const uint32_t depth = wait::releaseSerial();  // (MPI_THREAD_MULTIPLE: let the rank's other threads in meanwhile)
+  wait::yieldCpu();
+  wait::reacquireSerial(depth);
 }
 
 int wait(Request* r) {
