@@ -11,8 +11,10 @@
  * its own code, the child's private ("Anonymous") memory over the buffer as
  * it starts (what fork copied) and after reading everything, the rise in
  * the machine's used memory (MemTotal - MemAvailable) from before fork() to
- * when the child has started, and the time the parent then took to rewrite
- * the whole buffer after the child had exited (where a lazy copy pays).
+ * when the child has started, the time the parent then took to rewrite the
+ * whole buffer (one byte per page) after it had reaped the child (where a
+ * lazy copy pays), and the rise in used memory from before fork() to then.
+ * (Used memory is the machine's: other processes move it too.)
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -106,11 +108,12 @@ static void one(size_t bytes, int reps) {
     const double t2 = now();
     for (size_t i = 0; i < bytes; i += 4096) buf[i] = (unsigned char)(r + 1);
     const double t3 = now();
+    const long used_after = used_mib();
     printf(
         "%5.2f GiB  fork %8.1f ms  child running after %8.1f ms  child private at start %8ld KiB, after "
-        "reading %8ld KiB  memory used +%6ld MiB  parent rewrite after %8.1f ms\n",
+        "reading %8ld KiB  memory used +%6ld MiB  parent rewrite after %8.1f ms  memory used then +%6ld MiB\n",
         bytes / 1073741824.0, 1e3 * (t1 - t0), 1e3 * (rep.started - t0), rep.anon_start, rep.anon_end,
-        rep.used_started - used0, 1e3 * (t3 - t2));
+        rep.used_started - used0, 1e3 * (t3 - t2), used_after - used0);
   }
   free(buf);
 }

@@ -132,10 +132,11 @@ class SharedHeap {
   uint64_t freeBlocks() const;
   // Whether pages frozen by a fork may still be held by a child (tests).
   bool frozenHeld() const { return frozen_.load(std::memory_order_relaxed); }
-  // Reclaims (as above) if it is time, without waiting for the lock; cheap
-  // when there is nothing frozen.  For callers that run often but not in a
-  // tight loop (the runtime, as it sends a large buffer).
-  void poll();
+  // Reclaims (as above) if it is time (`now`: at once, as after a child was
+  // reaped), without waiting for the lock; cheap when there is nothing
+  // frozen.  For callers that run often but not in a tight loop (the
+  // runtime, as it sends a large buffer; the wait() wrappers).
+  void poll(bool now = false);
   // Gives back frozen pages if no child holds them any more (tests; the
   // heap does it itself from time to time); true if it could.
   bool reclaimNow();

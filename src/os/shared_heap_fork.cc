@@ -182,9 +182,9 @@ void SharedHeap::detachAfterFork() {
   fd_ = -1;
 }
 
-void SharedHeap::poll() {
+void SharedHeap::poll(bool now) {
   if (!frozen_.load(std::memory_order_relaxed) || pthread_mutex_trylock(&mu_) != 0) return;
-  if (frozen_.load(std::memory_order_relaxed)) reclaimFrozen(false);
+  if (frozen_.load(std::memory_order_relaxed)) reclaimFrozen(now);
   pthread_mutex_unlock(&mu_);
 }
 
@@ -211,7 +211,8 @@ bool SharedHeap::reclaimNow() {
 //    own copies and under freed memory go (hole punched).  A page the parent
 //    writes for the first time after that is held twice until it is freed.
 // Runs under the lock from allocate(), release() and poll() (which the
-// runtime calls as it sends from a large buffer), looking at the sentinel at
+// runtime calls as it sends from a large buffer, and the wait() wrappers of
+// interpose/malloc.cc once a child was reaped), looking at the sentinel at
 // most every 10 ms unless `force`.  True when nothing is held any more.
 bool SharedHeap::reclaimFrozen(bool force) {
   if (fd_ < 0 || !sentinel_) return false;
