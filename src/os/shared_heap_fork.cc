@@ -73,7 +73,12 @@ void SharedHeap::prepareFork() {
   // A private heap (a child's, or none): fork() makes its copy-on-write copy.
   if (!base_.load(std::memory_order_relaxed) || fd_ < 0) return;
   const uint64_t before = low_.load(std::memory_order_relaxed);
-  if (freeze()) {
+  const bool frozen = freeze();
+  // Below `low` the child maps the memfd's pages copy-on-write, as this
+  // process does: they stay until it is gone (even if an earlier reclaim let
+  // them go, or nothing new was frozen now).
+  if (low_.load(std::memory_order_relaxed) > 0) frozen_.store(true, std::memory_order_relaxed);
+  if (frozen) {
     forkMode_ = kForkFrozen;
     lowMoved_ = low_.load(std::memory_order_relaxed) != before;
     return;
@@ -89,13 +94,13 @@ void SharedHeap::prepareFork() {
 bool SharedHeap::freeze() {
   char* b = base_.load(std::memory_order_relaxed);
   const uint64_t lo = low_.load(std::memory_order_relaxed);
-  if (top_ <= lo) return true;  // nothing in use in the shared part
   if (!sentinel_) {
     void* s = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (s == MAP_FAILED) return false;
     sentinel_ = static_cast<char*>(s);
     sentinel_[0] = 1;  // a real page, which fork() shares copy-on-write with the child
   }
+  if (top_ <= lo) return true;  // nothing in use in the shared part
   const uint64_t len = top_ - lo;
   // Mapped elsewhere first, then moved over the shared mapping in one step,
   // so that a refusal leaves the heap as it was.
@@ -107,7 +112,6 @@ bool SharedHeap::freeze() {
   }
   if (thp_) (void)madvise(b + lo, len, MADV_HUGEPAGE);
   low_.store(top_, std::memory_order_release);
-  frozen_.store(true, std::memory_order_relaxed);
   return true;
 }
 

@@ -470,6 +470,57 @@ TEST(SharedHeapTest, WithOtherThreadsTheReclaimOnlyDropsTheSecondCopies) {
   H.h.release(z);
 }
 
+// After a reclaim that left the heap private below `low` (another thread
+// was running), a new fork with nothing new in use must still keep the
+// memfd's pages under `low` for the child: the parent freeing a block it
+// never wrote since must not zero the child's view of it.
+TEST(SharedHeapTest, AForkAfterAPartialReclaimKeepsTheChildsSnapshot) {
+  Heap H;
+  const uint64_t n = 8 * MiB;
+  char* big = static_cast<char*>(H.h.allocate(n, 64, false));
+  char* quiet = static_cast<char*>(H.h.allocate(n, 64, false));  // never written after the first fork
+  ASSERT_TRUE(big && quiet);
+  fill(big, n, 1);
+  fill(quiet, n, 5);
+  int status = 0;
+  forkWithBigBuffer(H.h, big, n, &status);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  int hold[2];
+  ASSERT_EQ(pipe(hold), 0);
+  std::thread other([&] {
+    char x;
+    (void)!read(hold[0], &x, 1);
+  });
+  EXPECT_TRUE(H.h.reclaimNow());
+  (void)!write(hold[1], "x", 1);
+  other.join();
+  ASSERT_GT(H.h.low(), 0u);
+  int toChild[2], toParent[2];
+  ASSERT_EQ(pipe(toChild), 0);
+  ASSERT_EQ(pipe(toParent), 0);
+  H.h.prepareFork();
+  pid_t c = fork();
+  ASSERT_GE(c, 0);
+  if (c == 0) {
+    H.h.afterForkChild();
+    char x = 0;
+    (void)!write(toParent[1], &x, 1);
+    if (read(toChild[0], &x, 1) != 1) _exit(1);
+    _exit(check(quiet, n, 5) == n ? 0 : 2);  // the parent has freed it by now
+  }
+  H.h.afterForkParent();
+  EXPECT_TRUE(H.h.frozenHeld());
+  char x = 0;
+  ASSERT_EQ(read(toParent[0], &x, 1), 1);
+  H.h.release(quiet);
+  ASSERT_EQ(write(toChild[1], &x, 1), 1);
+  ASSERT_EQ(waitpid(c, &status, 0), c);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: the child's view of the freed block changed";
+  for (int fd : {toChild[0], toChild[1], toParent[0], toParent[1], hold[0], hold[1]}) close(fd);
+  H.h.release(big);
+}
+
 TEST(SharedHeapTest, ThreadsShareTheHeap) {
   Heap H;
   auto work = [&](uint64_t seed) {
