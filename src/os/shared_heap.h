@@ -45,7 +45,11 @@
 // pages of the memfd stay resident while a child may still read them.  Once
 // no child holds the pages any more (a sentinel page, copy-on-write shared
 // with every child, is exclusive again), the parent gives back what nobody
-// needs: see reclaimFrozen() in shared_heap.cc.
+// needs, and a single-threaded one makes the heap whole and shared again:
+// see reclaimFrozen() in shared_heap_fork.cc.  Why not simply MAP_PRIVATE in
+// the child alone: Linux lets such a mapping show the parent's later writes
+// (and hole punches) to pages the child has not written, so the child's
+// snapshot would change under it.
 // posix_spawn and vfork run no fork handlers and need none.
 #pragma once
 
