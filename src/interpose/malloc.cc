@@ -1,7 +1,9 @@
 // malloc and friends for programs linked with libshmcoll.so: large requests
 // come from the shared heap (os/shared_heap.h), so that peers can copy out of
 // them directly; everything else goes to glibc's allocator, whose entry
-// points glibc exports as __libc_malloc and so on.
+// points glibc exports as __libc_malloc and so on.  Also wait() and friends,
+// which pass on to libc's and then let the heap reclaim what a fork froze
+// (at the end of this file).
 //
 // Only libshmcoll.so contains this file (src/CMakeLists.txt): the launcher
 // and the unit tests, linked with the internals, keep glibc's malloc.
@@ -22,6 +24,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -230,4 +234,69 @@ SHMCOLL_MALLOC_API size_t malloc_usable_size(void* p) {
   if (h.owns(p)) return h.usableSize(p);
   UsableFn f = glibcUsable();
   return f ? f(p) : 0;
+}
+
+// wait() and friends, passed on to libc's: once a child has been reaped, the
+// heap may give back at once the pages it froze when forking it
+// (os/shared_heap.h), rather than at its next large malloc, free or send.
+// (A program that writes its old buffers right after reaping a fork child
+// would otherwise copy each page it writes.)
+namespace {
+
+template <class Fn>
+Fn nextFn(std::atomic<Fn>& slot, const char* name) {
+  Fn f = slot.load(std::memory_order_acquire);
+  if (!f) {
+    f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+    slot.store(f, std::memory_order_release);
+  }
+  return f;
+}
+
+void reaped() {
+  if (gState.load(std::memory_order_acquire) != kOn) return;
+  const int saved = errno;
+  processHeap().poll(true);
+  errno = saved;
+}
+
+}  // namespace
+
+SHMCOLL_MALLOC_API pid_t waitpid(pid_t pid, int* status, int options) {
+  static std::atomic<pid_t (*)(pid_t, int*, int)> fn{nullptr};
+  auto f = nextFn(fn, "waitpid");
+  if (!f) return wait4(pid, status, options, nullptr);
+  pid_t r = f(pid, status, options);
+  if (r > 0) reaped();
+  return r;
+}
+
+SHMCOLL_MALLOC_API pid_t wait(int* status) { return waitpid(-1, status, 0); }
+
+SHMCOLL_MALLOC_API pid_t wait3(int* status, int options, struct rusage* usage) {
+  return wait4(-1, status, options, usage);
+}
+
+SHMCOLL_MALLOC_API pid_t wait4(pid_t pid, int* status, int options, struct rusage* usage) {
+  static std::atomic<pid_t (*)(pid_t, int*, int, struct rusage*)> fn{nullptr};
+  auto f = nextFn(fn, "wait4");
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  pid_t r = f(pid, status, options, usage);
+  if (r > 0) reaped();
+  return r;
+}
+
+SHMCOLL_MALLOC_API int waitid(idtype_t idtype, id_t id, siginfo_t* info, int options) {
+  static std::atomic<int (*)(idtype_t, id_t, siginfo_t*, int)> fn{nullptr};
+  auto f = nextFn(fn, "waitid");
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  int r = f(idtype, id, info, options);
+  if (r == 0 && info && info->si_pid > 0 && !(options & WNOWAIT)) reaped();
+  return r;
 }

@@ -90,7 +90,8 @@ bool SharedHeap::open(uint64_t reserve, uint64_t keepFree) {
     // Where ordinary anonymous memory gets transparent huge pages anyway
     // ("always"), ask for them here too, so large buffers do not lose them
     // by moving to the heap (it takes effect if shmem allows advice).
-    if (thpAlways()) (void)madvise(p, reserve, MADV_HUGEPAGE);
+    thp_ = thpAlways();
+    if (thp_) (void)madvise(p, reserve, MADV_HUGEPAGE);
     fd_ = fd;
     inode_ = static_cast<uint64_t>(st.st_ino);
     reserve_ = reserve;
@@ -107,6 +108,10 @@ void SharedHeap::destroy() {
   if (b) munmap(b, reserve_);
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
+  if (sentinel_) munmap(sentinel_, kPage);
+  sentinel_ = nullptr;
+  low_.store(0, std::memory_order_relaxed);
+  frozen_.store(false, std::memory_order_relaxed);
   reserve_ = top_ = lastSize_ = inUse_ = cached_ = 0;
   freeList_ = nullptr;
 }
@@ -161,17 +166,40 @@ void SharedHeap::setPrevSizeAfter(Block* b) {
 
 void SharedHeap::returnPages(uint64_t off, uint64_t len) {
   if (len == 0) return;
-  char* p = base_.load(std::memory_order_relaxed) + off;
-  bool gone;
-  if (fd_ >= 0) {
-    // Punch the pages out of the memfd (the mapping stays; it reads as zero).
-    gone = fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off), static_cast<off_t>(len)) == 0 ||
-           madvise(p, len, MADV_REMOVE) == 0;
-  } else {
-    gone = privateAnon_ && madvise(p, len, MADV_DONTNEED) == 0;
+  char* b = base_.load(std::memory_order_relaxed);
+  const uint64_t lo = fd_ >= 0 ? low_.load(std::memory_order_relaxed) : reserve_;
+  if (off < lo) {
+    // The private part: fresh anonymous memory in place (zero, and this
+    // process's copies are gone).  A frozen page of the memfd stays while a
+    // child may read it; else it goes too.
+    const uint64_t n = len < lo - off ? len : lo - off;
+    if (mmap(b + off, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) ==
+        MAP_FAILED)
+      std::memset(b + off, 0, n);
+    if (fd_ >= 0 && !frozen_.load(std::memory_order_relaxed))
+      (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off), static_cast<off_t>(n));
+    off += n;
+    len -= n;
+    if (len == 0) return;
   }
+  // Punch the pages out of the memfd (the mapping stays; it reads as zero).
+  char* p = b + off;
+  const bool gone = fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off),
+                              static_cast<off_t>(len)) == 0 ||
+                    madvise(p, len, MADV_REMOVE) == 0;
   // Pages above the top must read as zero (allocate() relies on it for calloc).
   if (!gone) std::memset(p, 0, len);
+}
+
+// The frozen snapshot under the bodies of free blocks below `end` whose
+// pages were given back (shared_heap_fork.cc).
+void SharedHeap::dropFreeBodies(uint64_t end, bool remap) {
+  for (Block* f = freeList_; f; f = f->next) {
+    const uint64_t off = offsetOf(f);
+    if (off >= end || f->resident > kPage) continue;
+    const uint64_t stop = off + f->size < end ? off + f->size : end;
+    if (stop > off + kPage) dropSnapshot(off + kPage, stop - off - kPage, remap);
+  }
 }
 
 uint64_t SharedHeap::freeBlocks() const {
@@ -220,12 +248,12 @@ void* SharedHeap::allocate(uint64_t bytes, uint64_t align, bool zero) {
   const uint64_t lead = align <= kPage ? (align > kHeader ? align : kHeader) : align + kHeader;
   const uint64_t need = roundUp(bytes + lead, kPage);
   pthread_mutex_lock(&mu_);
+  if (frozen_.load(std::memory_order_relaxed)) reclaimFrozen(false);
   void* user = nullptr;
-  for (Block* b = freeList_; b; b = b->next) {
-    if (b->size < need) continue;
+  // First fit, in the shared part first: a buffer below `low` is private.
+  if (Block* b = firstFit(need, true)) {
     takeFree(b);
     user = carve(b, need, bytes, align, false, zero);
-    break;
   }
   Block* last = lastSize_ ? at(top_ - lastSize_) : nullptr;
   if (!user && last && last->isFree && need - last->size <= reserve_ - top_) {
@@ -244,10 +272,24 @@ void* SharedHeap::allocate(uint64_t bytes, uint64_t align, bool zero) {
     b->resident = 0;
     top_ += need;
     lastSize_ = need;
-    user = carve(b, need, bytes, align, true, zero);
+    // (below `low`, fresh pages may show the memfd's frozen ones after a thaw: zero them)
+    user = carve(b, need, bytes, align, fd_ < 0 || offsetOf(b) >= low_.load(std::memory_order_relaxed), zero);
+  }
+  if (!user) {
+    if (Block* b = firstFit(need, false)) {
+      takeFree(b);
+      user = carve(b, need, bytes, align, false, zero);
+    }
   }
   pthread_mutex_unlock(&mu_);
   return user;
+}
+
+SharedHeap::Block* SharedHeap::firstFit(uint64_t need, bool sharedOnly) {
+  const uint64_t lo = sharedOnly && fd_ >= 0 ? low_.load(std::memory_order_relaxed) : 0;
+  for (Block* b = freeList_; b; b = b->next)
+    if (b->size >= need && offsetOf(b) >= lo) return b;
+  return nullptr;
 }
 
 uint64_t SharedHeap::usableSize(const void* p) const {
@@ -267,6 +309,7 @@ void SharedHeap::release(void* p) {
     pthread_mutex_unlock(&mu_);
     corrupt("double free", p);
   }
+  if (frozen_.load(std::memory_order_relaxed)) reclaimFrozen(false);
   inUse_ -= b->size;
   uint64_t off = offsetOf(b);
   uint64_t resident = b->size;
@@ -362,65 +405,6 @@ bool SharedHeap::resizeInPlace(void* p, uint64_t bytes) {
   }
   pthread_mutex_unlock(&mu_);
   return ok;
-}
-
-void SharedHeap::prepareFork() {
-  pthread_mutex_lock(&mu_);
-  if (fd_ < 0 || pipe2(forkPipe_, O_CLOEXEC) != 0) forkPipe_[0] = forkPipe_[1] = -1;
-}
-
-void SharedHeap::afterForkParent() {
-  if (forkPipe_[0] >= 0) {
-    close(forkPipe_[1]);
-    char c;
-    while (read(forkPipe_[0], &c, 1) < 0 && errno == EINTR) {
-    }
-    close(forkPipe_[0]);
-    forkPipe_[0] = forkPipe_[1] = -1;
-  }
-  pthread_mutex_unlock(&mu_);
-}
-
-void SharedHeap::afterForkChild() {
-  const int r = forkPipe_[0], w = forkPipe_[1];
-  forkPipe_[0] = forkPipe_[1] = -1;
-  if (r >= 0) close(r);
-  detachAfterFork();
-  // The only thread here; the lock was held across fork() (also when the
-  // heap was private already, in a child's child).
-  pthread_mutex_init(&mu_, nullptr);
-  if (w >= 0) {
-    char c = 1;
-    (void)!write(w, &c, 1);
-    close(w);
-  }
-}
-
-void SharedHeap::detachAfterFork() {
-  char* b = base_.load(std::memory_order_relaxed);
-  if (!b || fd_ < 0) return;
-  // Copy what is in use into anonymous memory and move it over the shared
-  // mapping; the rest of the reserve becomes fresh anonymous memory.
-  bool moved = top_ == 0;
-  if (!moved) {
-    void* tmp = mmap(nullptr, top_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (tmp != MAP_FAILED) {
-      std::memcpy(tmp, b, top_);
-      moved = mremap(tmp, top_, top_, MREMAP_MAYMOVE | MREMAP_FIXED, b) != MAP_FAILED;
-      if (!moved) munmap(tmp, top_);
-    }
-  }
-  if (!moved) {
-    // Out of memory for the copy: at least keep the child's writes to
-    // itself (copy-on-write over the memfd).
-    (void)mmap(b, top_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd_, 0);
-    privateAnon_ = false;
-  }
-  if (reserve_ > top_)
-    (void)mmap(b + top_, reserve_ - top_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-               -1, 0);
-  close(fd_);
-  fd_ = -1;
 }
 
 SharedHeap& processHeap() {

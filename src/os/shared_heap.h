@@ -29,9 +29,27 @@
 // heap's address in its RankCtl; a peer opens /proc/<pid>/fd/<n>, checks the
 // inode, and maps the part it needs read-only (transport::pull).
 //
-// fork(): a child must not share its parent's buffers.  The child's copy of
-// the heap is made private (copied into anonymous memory at the same address)
-// before fork() returns in it; the heap goes on working there, unshared.
+// fork(): parent and child must each keep their own copy of the buffers, as
+// with ordinary memory, and fork() must cost no more time or memory than with
+// ordinary memory.  So nothing is copied at fork: just before it, the part of
+// the memfd in use, [low, top), is mapped again copy-on-write (MAP_PRIVATE of
+// the same pages, in place), in the parent as in the child, and the heap's
+// shared part starts above it (low = top).  Both processes then read the
+// pages they had and copy one only when one of them writes it, as the kernel
+// does for anonymous memory.  Neither writes the memfd below `low` any more,
+// so a write of one never reaches the other; peers map only [low, reserve)
+// (the parent republishes `low` after each fork), and read a buffer below it
+// as private memory (process_vm_readv, or the staged path).  The child drops
+// the shared part above `top` (fresh anonymous memory) and its descriptor.
+// The cost: below `low` the parent's buffers are private and the frozen
+// pages of the memfd stay resident while a child may still read them.  Once
+// no child holds the pages any more (a sentinel page, copy-on-write shared
+// with every child, is exclusive again), the parent gives back what nobody
+// needs, and a single-threaded one makes the heap whole and shared again:
+// see reclaimFrozen() in shared_heap_fork.cc.  Why not simply MAP_PRIVATE in
+// the child alone: Linux lets such a mapping show the parent's later writes
+// (and hole punches) to pages the child has not written, so the child's
+// snapshot would change under it.
 // posix_spawn and vfork run no fork handlers and need none.
 #pragma once
 
@@ -63,6 +81,13 @@ class SharedHeap {
     const char* q = static_cast<const char*>(p);
     return b && q >= b && static_cast<uint64_t>(q - b) < reserve_;
   }
+  // Whether all of [p, p + len) lies in the part of the heap that peers may
+  // read through the memfd, [low, reserve).
+  bool sharedRange(const void* p, uint64_t len) const {
+    if (fd_ < 0 || !ownsRange(p, len)) return false;
+    return static_cast<uint64_t>(static_cast<const char*>(p) - base_.load(std::memory_order_relaxed)) >=
+           low_.load(std::memory_order_acquire);
+  }
   // Whether all of [p, p + len) lies in the heap's reserve.
   bool ownsRange(const void* p, uint64_t len) const {
     if (!owns(p)) return false;
@@ -82,21 +107,26 @@ class SharedHeap {
   bool resizeInPlace(void* p, uint64_t bytes);
 
   // Fork handlers (pthread_atfork).  The lock is held across fork().  The
-  // child makes its heap private (see above) and then says so through a
-  // pipe, which the parent's handler waits for: until then the two still
-  // share the pages, and a write the parent makes as soon as fork() returns
-  // must not reach the child.  (If fork() failed, or the child died, the
-  // parent reads end-of-file at once.)  Writes by the parent's other threads
-  // while the child copies can still reach it.
+  // parent freezes [low, top) copy-on-write before fork() (see above); the
+  // child drops the shared part and the descriptor.  If the kernel refuses
+  // the new mapping, the old way is the fallback: the child copies what is
+  // in use into anonymous memory and says so through a pipe, which the
+  // parent's handler waits for.
   void prepareFork();
   void afterForkParent();
   void afterForkChild();
   void detachAfterFork();
+  // Called (in the parent) after `low` has moved, by a fork or when a
+  // reclaim made the heap whole again, so that the runtime can republish it
+  // (it must not allocate); nullptr for none.
+  void setLowHook(void (*fn)()) { lowHook_ = fn; }
 
   int fd() const { return fd_; }
   char* base() const { return base_.load(std::memory_order_acquire); }
   uint64_t reserve() const { return reserve_; }
   uint64_t inode() const { return inode_; }
+  // Below this offset the heap is private to this process (frozen by a fork).
+  uint64_t low() const { return low_.load(std::memory_order_acquire); }
   bool shared() const { return fd_ >= 0; }  // false after detachAfterFork()
   // Statistics (tests): offset of the top, bytes handed out, free bytes
   // still resident, number of free blocks.
@@ -104,6 +134,16 @@ class SharedHeap {
   uint64_t inUse() const { return inUse_; }
   uint64_t cached() const { return cached_; }
   uint64_t freeBlocks() const;
+  // Whether pages frozen by a fork may still be held by a child (tests).
+  bool frozenHeld() const { return frozen_.load(std::memory_order_relaxed); }
+  // Reclaims (as above) if it is time (`now`: at once, as after a child was
+  // reaped), without waiting for the lock; cheap when there is nothing
+  // frozen.  For callers that run often but not in a tight loop (the
+  // runtime, as it sends a large buffer; the wait() wrappers).
+  void poll(bool now = false);
+  // Gives back frozen pages if no child holds them any more (tests; the
+  // heap does it itself from time to time); true if it could.
+  bool reclaimNow();
 
  private:
   struct Block;
@@ -117,6 +157,14 @@ class SharedHeap {
   void setPrevSizeAfter(Block* b);
   void returnPages(uint64_t off, uint64_t len);
   void* carve(Block* b, uint64_t need, uint64_t bytes, uint64_t align, bool fresh, bool zero);
+  Block* firstFit(uint64_t need, bool sharedOnly);
+  bool freeze();
+  bool reclaimFrozen(bool force);
+  bool thaw(int pagemap, uint64_t end);
+  void punchCopied(int pagemap, uint64_t end);
+  bool mapShared(uint64_t off, uint64_t len);
+  void dropSnapshot(uint64_t off, uint64_t len, bool remap);
+  void dropFreeBodies(uint64_t end, bool remap);
 
   pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
   std::atomic<char*> base_{nullptr};
@@ -124,7 +172,15 @@ class SharedHeap {
   uint64_t keepFree_ = 0;
   int fd_ = -1;
   uint64_t inode_ = 0;
-  bool privateAnon_ = true;  // after fork: the heap is anonymous memory (MADV_DONTNEED zeroes)
+  std::atomic<uint64_t> low_{0};     // [0, low_) is private (frozen at a fork, or anonymous)
+  std::atomic<bool> frozen_{false};  // the memfd below low_ holds pages a child may still read
+  char* sentinel_ = nullptr;         // one anonymous page, copy-on-write shared with every fork child
+  uint64_t nextCheckNs_ = 0;         // when reclaimFrozen() may next look at the sentinel
+  enum ForkMode { kForkNothing, kForkFrozen, kForkCopy };
+  ForkMode forkMode_ = kForkNothing;
+  bool lowMoved_ = false;
+  bool thp_ = false;  // madvise(MADV_HUGEPAGE) on the heap's mappings
+  void (*lowHook_)() = nullptr;
   uint64_t top_ = 0;       // end of the last block
   uint64_t lastSize_ = 0;  // size of the block that ends at top_
   uint64_t inUse_ = 0;

@@ -90,6 +90,13 @@ void probeCma(transport::World& c) {
   if (!ok) c.seg.header()->cmaRefused.fetch_add(1, std::memory_order_acq_rel);
 }
 
+segment::RankCtl* gHeapCtl = nullptr;  // where publishHeap() wrote, for the heap's hook
+
+// The heap's `low` moved (a fork, or a reclaim after one): tell the peers.
+void republishHeapLow() {
+  if (gHeapCtl) gHeapCtl->heapLow.store(os::processHeap().low(), std::memory_order_release);
+}
+
 // Publishes this rank's shared malloc heap (os/shared_heap.h) if malloc here
 // is libshmcoll's and the heap is on.  A 64 KiB request makes the interposer
 // decide now; when a sanitizer or another allocator took malloc, or
@@ -99,6 +106,7 @@ void publishHeap(segment::RankCtl* me) {
   me->heapBase = 0;
   me->heapBytes = 0;
   me->heapIno = 0;
+  me->heapLow.store(0, std::memory_order_relaxed);
   // (through a volatile pointer: the compiler may drop a malloc/free pair)
   void* volatile probe = std::malloc(64 * 1024);
   std::free(probe);
@@ -108,6 +116,9 @@ void publishHeap(segment::RankCtl* me) {
   me->heapBase = reinterpret_cast<uint64_t>(h.base());
   me->heapBytes = h.reserve();
   me->heapIno = h.inode();
+  gHeapCtl = me;
+  os::processHeap().setLowHook(republishHeapLow);
+  republishHeapLow();
 }
 
 // Maps the next rank's heap (when it has one); every rank then learns

@@ -130,6 +130,11 @@ struct alignas(kLine) RankCtl {
   alignas(kLine) std::atomic<uint32_t> wake;
   std::atomic<uint32_t> sleeping;
   uint64_t heapIno;  // (written once, before the job's first barrier)
+  // Below heapBase + heapLow the heap is private to the rank (frozen by a
+  // fork, os/shared_heap.h): peers must not read it through the memfd.  It
+  // moves when the rank forks (before fork() returns, so before any later
+  // send of the rank is posted) and when the heap is made whole again.
+  std::atomic<uint64_t> heapLow;
 };
 constexpr size_t kRankCtlBytes = 2 * kLine;
 static_assert(sizeof(RankCtl) == kRankCtlBytes);

@@ -27,6 +27,8 @@ const char* peerHeapBytes(uint32_t rank, uint64_t remote, uint64_t len) {
   if (!p.heapShared) return nullptr;
   const segment::RankCtl* c = world().seg.ctl(rank);
   if (c->heapFd < 0 || remote < c->heapBase) return nullptr;
+  // (below heapLow: frozen by a fork, private to the rank)
+  if (remote - c->heapBase < c->heapLow.load(std::memory_order_acquire)) return nullptr;
   if (p.heaps.size() != world().size) p.heaps.resize(world().size);
   return p.heaps[rank].view(heapOf(c), remote - c->heapBase, len);
 }
@@ -45,8 +47,9 @@ bool inSegment(const void* p, uint64_t len) {
 
 bool peerReadable(const void* p, uint64_t len) {
   if (inSegment(p, len)) return true;
-  const os::SharedHeap& h = os::processHeap();
-  return pulls().heapShared && h.shared() && h.ownsRange(p, len);
+  os::SharedHeap& h = os::processHeap();
+  h.poll();  // (a fork's frozen pages go back once its children are gone)
+  return pulls().heapShared && h.sharedRange(p, len);
 }
 
 namespace {

@@ -59,6 +59,68 @@ uint64_t residentBytes(int fd) {
   return static_cast<uint64_t>(st.st_blocks) * 512;
 }
 
+// KiB of private ("Anonymous") memory over [p, p + n) (/proc/self/smaps).
+long anonKiB(const void* p, uint64_t n) {
+  FILE* f = fopen("/proc/self/smaps", "r");
+  if (!f) return -1;
+  char line[512];
+  bool in = false;
+  long kb = 0;
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + n;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long a, b;
+    char c;
+    if (sscanf(line, "%lx-%lx %c", &a, &b, &c) == 3 && strchr(line, '-') < strchr(line, ' '))
+      in = a < hi && b > lo;
+    else if (in && !strncmp(line, "Anonymous:", 10))
+      kb += strtol(line + 10, nullptr, 10);
+  }
+  fclose(f);
+  return kb;
+}
+
+// Forks with `big` (n bytes, pattern 1) live; the child checks that nothing
+// was copied and that it keeps pattern 1 while the parent writes pattern 3
+// over everything; then the parent frees nothing and returns after the
+// child has exited (its status in *status).
+void forkWithBigBuffer(SharedHeap& h, char* big, uint64_t n, int* status) {
+  int toChild[2], toParent[2];
+  ASSERT_EQ(pipe(toChild), 0);
+  ASSERT_EQ(pipe(toParent), 0);
+  h.prepareFork();
+  pid_t c = fork();
+  ASSERT_GE(c, 0);
+  if (c == 0) {
+    h.afterForkChild();
+    int bad = 0;
+    if (h.shared() || h.fd() != -1) bad |= 1;
+    if (anonKiB(big, n) >= 1024) bad |= 2;  // fork copied nothing
+    char x = 0;
+    if (read(toChild[0], &x, 1) != 1) bad |= 4;
+    if (check(big, n, 1) != n) bad |= 8;  // the parent's writes did not reach us
+    fill(big, n / 4, 2);
+    if (anonKiB(big, n) < static_cast<long>(n / 4 / KiB)) bad |= 16;
+    void* r = h.allocate(4 * MiB, 64, true);
+    if (!r || !allZero(r, 4 * MiB)) bad |= 32;
+    if (r) h.release(r);
+    (void)!write(toParent[1], &x, 1);
+    _exit(bad);
+  }
+  h.afterForkParent();
+  EXPECT_EQ(h.low(), h.top());
+  EXPECT_FALSE(h.sharedRange(big, n));  // frozen: private to us now
+  void* after = h.allocate(MiB, 64, false);
+  EXPECT_TRUE(h.sharedRange(after, MiB));  // the shared part goes on above
+  h.release(after);
+  fill(big, n, 3);
+  char x = 0;
+  ASSERT_EQ(write(toChild[1], &x, 1), 1);
+  ASSERT_EQ(read(toParent[0], &x, 1), 1);
+  EXPECT_TRUE(h.frozenHeld());
+  ASSERT_EQ(waitpid(c, status, 0), c);
+  for (int fd : {toChild[0], toChild[1], toParent[0], toParent[1]}) close(fd);
+}
+
 }  // namespace
 
 TEST(SharedHeapTest, BlocksHoldTheirBytesAndAllFreedLeavesNothing) {
@@ -345,6 +407,118 @@ TEST(SharedHeapTest, AForkedChildGetsAPrivateCopy) {
   H.h.release(p);
   H.h.release(keep);
   for (int fd : {toChild[0], toChild[1], toParent[0], toParent[1]}) close(fd);
+}
+
+TEST(SharedHeapTest, AForkCopiesNothingAndTheHeapIsWholeAgainAfterIt) {
+  Heap H;
+  const uint64_t n = 64 * MiB;
+  char* big = static_cast<char*>(H.h.allocate(n, 64, false));
+  ASSERT_NE(big, nullptr);
+  fill(big, n, 1);
+  int status = 0;
+  forkWithBigBuffer(H.h, big, n, &status);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "child failure bits";
+  // The child is gone: the heap is shared again (one thread here), with the
+  // parent's bytes in the memfd and no second copy anywhere.
+  EXPECT_TRUE(H.h.reclaimNow());
+  EXPECT_EQ(H.h.low(), 0u);
+  EXPECT_TRUE(H.h.sharedRange(big, n));
+  EXPECT_EQ(check(big, n, 3), n);
+  EXPECT_LT(anonKiB(big, n), 1024);
+  EXPECT_LE(residentBytes(H.h.fd()), n + 2 * MiB);
+  const uint64_t off = static_cast<uint64_t>(big - H.h.base());
+  void* m = mmap(nullptr, off + n, PROT_READ, MAP_SHARED, H.h.fd(), 0);
+  ASSERT_NE(m, MAP_FAILED);
+  EXPECT_EQ(check(static_cast<char*>(m) + off, n, 3), n);  // what a peer maps
+  munmap(m, off + n);
+  void* z = H.h.allocate(8 * MiB, 64, true);  // calloc above the old top: zero
+  ASSERT_NE(z, nullptr);
+  EXPECT_TRUE(allZero(z, 8 * MiB));
+  H.h.release(z);
+  H.h.release(big);
+}
+
+TEST(SharedHeapTest, WithOtherThreadsTheReclaimOnlyDropsTheSecondCopies) {
+  Heap H;
+  const uint64_t n = 32 * MiB;
+  char* big = static_cast<char*>(H.h.allocate(n, 64, false));
+  ASSERT_NE(big, nullptr);
+  fill(big, n, 1);
+  int status = 0;
+  forkWithBigBuffer(H.h, big, n, &status);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "child failure bits";
+  int hold[2];
+  ASSERT_EQ(pipe(hold), 0);
+  std::thread other([&] {
+    char x;
+    (void)!read(hold[0], &x, 1);
+  });
+  EXPECT_TRUE(H.h.reclaimNow());
+  (void)!write(hold[1], "x", 1);
+  other.join();
+  close(hold[0]);
+  close(hold[1]);
+  EXPECT_FALSE(H.h.sharedRange(big, n));  // stays private (a write could be lost in a thaw)
+  EXPECT_EQ(check(big, n, 3), n);
+  EXPECT_LE(residentBytes(H.h.fd()) + static_cast<uint64_t>(anonKiB(big, n)) * KiB, n + 2 * MiB);
+  H.h.release(big);
+  void* z = H.h.allocate(n, 64, true);  // in the freed (private) block: zeroed
+  ASSERT_NE(z, nullptr);
+  EXPECT_TRUE(allZero(z, n));
+  H.h.release(z);
+}
+
+// After a reclaim that left the heap private below `low` (another thread
+// was running), a new fork with nothing new in use must still keep the
+// memfd's pages under `low` for the child: the parent freeing a block it
+// never wrote since must not zero the child's view of it.
+TEST(SharedHeapTest, AForkAfterAPartialReclaimKeepsTheChildsSnapshot) {
+  Heap H;
+  const uint64_t n = 8 * MiB;
+  char* big = static_cast<char*>(H.h.allocate(n, 64, false));
+  char* quiet = static_cast<char*>(H.h.allocate(n, 64, false));  // never written after the first fork
+  ASSERT_TRUE(big && quiet);
+  fill(big, n, 1);
+  fill(quiet, n, 5);
+  int status = 0;
+  forkWithBigBuffer(H.h, big, n, &status);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  int hold[2];
+  ASSERT_EQ(pipe(hold), 0);
+  std::thread other([&] {
+    char x;
+    (void)!read(hold[0], &x, 1);
+  });
+  EXPECT_TRUE(H.h.reclaimNow());
+  (void)!write(hold[1], "x", 1);
+  other.join();
+  ASSERT_GT(H.h.low(), 0u);
+  int toChild[2], toParent[2];
+  ASSERT_EQ(pipe(toChild), 0);
+  ASSERT_EQ(pipe(toParent), 0);
+  H.h.prepareFork();
+  pid_t c = fork();
+  ASSERT_GE(c, 0);
+  if (c == 0) {
+    H.h.afterForkChild();
+    char x = 0;
+    (void)!write(toParent[1], &x, 1);
+    if (read(toChild[0], &x, 1) != 1) _exit(1);
+    _exit(check(quiet, n, 5) == n ? 0 : 2);  // the parent has freed it by now
+  }
+  H.h.afterForkParent();
+  EXPECT_TRUE(H.h.frozenHeld());
+  char x = 0;
+  ASSERT_EQ(read(toParent[0], &x, 1), 1);
+  H.h.release(quiet);
+  ASSERT_EQ(write(toChild[1], &x, 1), 1);
+  ASSERT_EQ(waitpid(c, &status, 0), c);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: the child's view of the freed block changed";
+  for (int fd : {toChild[0], toChild[1], toParent[0], toParent[1], hold[0], hold[1]}) close(fd);
+  H.h.release(big);
 }
 
 TEST(SharedHeapTest, ThreadsShareTheHeap) {
