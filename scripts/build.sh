@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Configures, builds and installs shmcoll.
 #
-#   scripts/build.sh [--build-dir DIR] [--prefix DIR] [--fresh] [--no-install] [CMAKE_ARG...]
+#   scripts/build.sh [--build-dir DIR] [--prefix DIR] [--fresh] [--no-install] [--target T]... [CMAKE_ARG...]
 #
 #   --build-dir DIR  build tree (default: <repo>/build)
 #   --prefix DIR     install prefix (default: <repo>/install)
 #   --fresh          delete the build tree first
 #   --no-install     build only
+#   --target T       build only target T (and what it needs; repeatable; implies --no-install)
 #   CMAKE_ARG        passed to the configure step, after the defaults, so it wins:
 #                    -DCMAKE_BUILD_TYPE=Debug, -DSHMCOLL_SANITIZE=address, ...
 #
@@ -20,6 +21,7 @@ prefix=$repo/install
 fresh=0
 install=1
 cmake_args=()
+targets=()
 while (($#)); do
   case $1 in
     --build-dir) build=$2; shift ;;
@@ -28,6 +30,7 @@ while (($#)); do
     --prefix=*) prefix=${1#*=} ;;
     --fresh) fresh=1 ;;
     --no-install) install=0 ;;
+    --target) targets+=(--target "$2"); install=0; shift ;;
     -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) cmake_args+=("$1") ;;
   esac
@@ -40,5 +43,5 @@ prefix=$(realpath -m -- "$prefix")
 if ((fresh)); then rm -rf -- "$build"; fi
 cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
   ${cmake_args[@]+"${cmake_args[@]}"}
-cmake --build "$build" -j "$jobs"
+cmake --build "$build" -j "$jobs" ${targets[@]+"${targets[@]}"}
 if ((install)); then cmake --install "$build"; fi

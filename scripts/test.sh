@@ -3,6 +3,7 @@
 #
 #   scripts/test.sh                          main pass
 #   scripts/test.sh --sanitize address,undefined   sanitizer pass
+#   scripts/test.sh --sanitize thread        thread sanitizer pass (the threaded tests)
 #
 # Main pass: installs the packages (scripts/install-deps.sh; also Open MPI and
 # MPICH for the tests/crosslib runs), builds from scratch
@@ -12,6 +13,9 @@
 #
 # Sanitizer pass: builds from scratch into build-san-<kinds>/ with
 # -DSHMCOLL_SANITIZE=<kinds> (RelWithDebInfo) and runs ctest; nothing is installed.
+# With `thread` it builds the library, shmrun and the MPI_THREAD_MULTIPLE
+# programs only (tests/mpi/threads_*.c) and runs their tests: the rest of the
+# suite calls MPI from one thread, where ThreadSanitizer has nothing to see.
 #
 # Other options: --build-dir DIR; any -D... argument goes to CMake.
 # Environment: SHMCOLL_TEST_TIMEOUT (seconds per test, default 300, 900 with a
@@ -58,10 +62,14 @@ if [[ -n $sanitize ]]; then
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
   export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1}
+  targets=()
+  if [[ $kinds == *thread* ]]; then
+    for t in shmcoll shmrun threads_coll threads_p2p threads_soak; do targets+=(--target "$t"); done
+  fi
   step "build ($kinds sanitizer) into ${build#"$repo"/}"
-  scripts/build.sh --fresh --no-install --build-dir "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DSHMCOLL_SANITIZE=$kinds" -DSHMCOLL_BUILD_PERF=OFF -DSHMCOLL_TEST_TIMEOUT="$timeout" \
-    ${cmake_args[@]+"${cmake_args[@]}"}
+  scripts/build.sh --fresh --no-install --build-dir "$build" ${targets[@]+"${targets[@]}"} \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DSHMCOLL_SANITIZE=$kinds" -DSHMCOLL_BUILD_PERF=OFF \
+    -DSHMCOLL_TEST_TIMEOUT="$timeout" ${cmake_args[@]+"${cmake_args[@]}"}
 else
   build=${build:-$repo/build-test}
   timeout=${SHMCOLL_TEST_TIMEOUT:-300}
@@ -77,6 +85,7 @@ log=$build/ctest-output.log
 set +e
 exclude=()
 [[ -n $sanitize ]] && exclude=(-LE 'crosslib|accel')  # other libraries: nothing of ours to sanitize (and no accelerator is built)
+[[ $sanitize == *thread* ]] && exclude+=(-R '^mpi\.threads_')  # (what it built)
 ctest --test-dir "$build" --output-on-failure --no-tests=error ${exclude[@]+"${exclude[@]}"} \
   -j "${SHMCOLL_TEST_JOBS:-2}" --timeout "$timeout" 2>&1 | tee "$log"
 ctest_rc=${PIPESTATUS[0]}
