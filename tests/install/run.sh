@@ -79,8 +79,11 @@ layout() {
   grep -Eq "SONAME +libshmcoll\.so\.$major\$" <<<"$dyn" || { echo "soname is not libshmcoll.so.$major"; return 1; }
 }
 
-# The malloc family libshmcoll.so defines (src/interpose/malloc.cc).
+# The malloc family libshmcoll.so defines (src/interpose/malloc.cc), and the
+# wait family it wraps so that a rank that reaps a child gets back the heap
+# pages a fork froze (src/os/shared_heap_fork.cc).
 malloc_family='malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign valloc pvalloc malloc_usable_size'
+wait_family='wait waitpid wait3 wait4 waitid'
 
 exports() {  # only the MPI API, its profiling aliases and the malloc family leave the library
   local syms bad f
@@ -90,8 +93,8 @@ exports() {  # only the MPI API, its profiling aliases and the malloc family lea
   for f in $malloc_family; do
     grep -qx "$f" <<<"$syms" || { echo "$f is not exported"; return 1; }
   done
-  bad=$(grep -Ev '^P?MPI_' <<<"$syms" | grep -vxF -f <(tr ' ' '\n' <<<"$malloc_family"))
-  [[ -z $bad ]] || { echo "exported besides MPI_*/PMPI_* and the malloc family:"; echo "$bad" | head -n 20; return 1; }
+  bad=$(grep -Ev '^P?MPI_' <<<"$syms" | grep -vxF -f <(tr ' ' '\n' <<<"$malloc_family $wait_family"))
+  [[ -z $bad ]] || { echo "exported besides MPI_*/PMPI_*, the malloc family and the wait family:"; echo "$bad" | head -n 20; return 1; }
 }
 
 programs_load() {  # every installed program finds its shared libraries (rpath), also when moved
@@ -165,7 +168,7 @@ run_np() {  # run_np SHMRUN PROGRAM: every rank says hello with the right size
 
 echo "install test: prefix $prefix"
 check "layout, soname and symlinks" layout "$prefix"
-check "exports only MPI_*/PMPI_* and the malloc family" exports "$prefix"
+check "exports only MPI_*/PMPI_*, the malloc family and the wait family" exports "$prefix"
 check "installed programs find their libraries" programs_load "$prefix"
 check "shmcc/shmc++ -show, --showme:*, SHMCOLL_CC/SHMCOLL_CXX" wrappers_show "$prefix"
 check "build with shmcc and shmc++" build_wrappers "$prefix" wrap
