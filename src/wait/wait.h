@@ -97,7 +97,9 @@ uint64_t nowNs();
 template <class Cond>
 int waitSerial(segment::RankCtl* self, Cond&& cond) {
   const WaitPolicy& p = policy();
-  const uint32_t spinRounds = p.spins / 256, yieldRounds = p.yields;
+  // (a round of 8 pauses: a pause costs up to ~65 cycles on some cores, and
+  // the lock is taken again at the end of every round to test the condition)
+  const uint32_t spinRounds = p.spins / 8, yieldRounds = p.yields;
   long sleepNs = p.sleepNs;
   for (uint32_t round = 0;; ++round) {
     runProgressHook();
@@ -105,7 +107,7 @@ int waitSerial(segment::RankCtl* self, Cond&& cond) {
     if (round < spinRounds + yieldRounds) {
       const uint32_t depth = releaseSerial();
       if (round < spinRounds) {
-        for (int i = 0; i < 256; ++i) __builtin_ia32_pause();
+        for (int i = 0; i < 8; ++i) __builtin_ia32_pause();
       } else {
         yieldCpu();
       }
