@@ -128,7 +128,17 @@ int combine(Call& call, rt::Win* w, const Target& t, uint64_t count, const dt::T
   if (bytes == 0) return MPI_SUCCESS;
   if (int rc = rt::winAccLock(*w, t.rank)) return check::engine(call, rc);
   int rc = 0;
-  if (!result && op == MPI_REPLACE) {
+  char* view = op != MPI_REPLACE && op != MPI_NO_OP ? rt::winContiguousView(*w, t.rank, t.addr, count, tt) : nullptr;
+  if (view && origin < view + bytes && view < origin + bytes) view = nullptr;  // (overlapping: the copies keep it exact)
+  if (view) {  // in place: no copy of the target out and back
+    if (result) {
+      if (rtype->contiguous)
+        memcpy(static_cast<char*>(result) + rtype->trueLb, view, bytes);
+      else
+        dt::Cursor(result, rcount, rtype).unpack(0, view, bytes);
+    }
+    op::applyPacked(op, origin, view, bytes, basic);
+  } else if (!result && op == MPI_REPLACE) {
     rc = rt::winWrite(*w, t.rank, t.addr, count, tt, origin);
   } else if (result || op != MPI_NO_OP) {
     char* old = result && rtype->contiguous ? static_cast<char*>(result) + rtype->trueLb : stage(1, bytes);

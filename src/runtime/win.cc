@@ -315,6 +315,12 @@ int winRead(Win& w, uint32_t r, uint64_t addr, uint64_t count, const dt::Type* t
   return crossMove(w, r, addr, count, t, static_cast<char*>(dst), false);
 }
 
+char* winContiguousView(Win& w, uint32_t r, uint64_t addr, uint64_t count, const dt::Type* t) {
+  if (!t->contiguous || count == 0 || t->size == 0) return nullptr;
+  char* p = viewOf(w, r, addr, spanOf(count, t));
+  return p ? p + t->trueLb : nullptr;
+}
+
 bool winCovers(const Win& w, uint32_t r, uint64_t addr, uint64_t len) {
   if (w.flavor != MPI_WIN_FLAVOR_DYNAMIC) {
     const WinPeer& p = w.peers[r];

@@ -121,6 +121,10 @@ int freeWin(Win* w);
 int winWrite(Win& w, uint32_t r, uint64_t addr, uint64_t count, const dt::Type* t, const void* src);
 // Reads (addr, count, t) of member r as a packed stream into dst.
 int winRead(Win& w, uint32_t r, uint64_t addr, uint64_t count, const dt::Type* t, void* dst);
+// Where (addr, count, t) of member r lies in our address space when t is
+// contiguous and this process reaches that memory directly (the allocating
+// flavors, segment memory, our own); nullptr otherwise.
+char* winContiguousView(Win& w, uint32_t r, uint64_t addr, uint64_t count, const dt::Type* t);
 // True when [addr, addr + len) of member r lies in memory of the window
 // (its window memory, or for a dynamic window one attached region).
 bool winCovers(const Win& w, uint32_t r, uint64_t addr, uint64_t len);
