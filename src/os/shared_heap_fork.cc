@@ -269,14 +269,16 @@ void SharedHeap::dropSnapshot(uint64_t off, uint64_t len, bool remap) {
                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
-// Writes the pages the parent copied in [0, end) back into the memfd; false
-// if the kernel refused (nothing is remapped then).
-bool SharedHeap::thaw(int pm, uint64_t end) {
-  char* b = base_.load(std::memory_order_relaxed);
+namespace {
+// Calls run(from, len) for each run of pages in [0, end) of the heap at `b`
+// that the parent holds its own copy of (pagemap `pm`), in address order;
+// false when the pagemap cannot be read or run() returns false.
+template <class Run>
+bool forEachCopiedRun(int pm, const char* b, uint64_t end, Run&& run) {
   constexpr uint64_t kBatch = 512;
   uint64_t ent[kBatch];
   for (uint64_t off = 0; off < end;) {
-    const uint64_t n = (end - off) / kPage < kBatch ? (end - off) / kPage : kBatch;
+    const uint64_t n = (end - off) / SharedHeap::kPage < kBatch ? (end - off) / SharedHeap::kPage : kBatch;
     if (!readPagemap(pm, b + off, ent, n)) return false;
     for (uint64_t i = 0; i < n;) {
       if (!ownCopy(ent[i])) {
@@ -285,41 +287,37 @@ bool SharedHeap::thaw(int pm, uint64_t end) {
       }
       uint64_t j = i;
       while (j < n && ownCopy(ent[j])) ++j;
-      const uint64_t from = off + i * kPage, len = (j - i) * kPage;
-      for (uint64_t done = 0; done < len;) {
-        ssize_t w = pwrite(fd_, b + from + done, len - done, static_cast<off_t>(from + done));
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        done += static_cast<uint64_t>(w);
-      }
+      if (!run(off + i * SharedHeap::kPage, (j - i) * SharedHeap::kPage)) return false;
       i = j;
     }
-    off += n * kPage;
+    off += n * SharedHeap::kPage;
   }
   return true;
+}
+}  // namespace
+
+// Writes the pages the parent copied in [0, end) back into the memfd; false
+// if the kernel refused (nothing is remapped then).
+bool SharedHeap::thaw(int pm, uint64_t end) {
+  char* b = base_.load(std::memory_order_relaxed);
+  return forEachCopiedRun(pm, b, end, [&](uint64_t from, uint64_t len) {
+    for (uint64_t done = 0; done < len;) {
+      ssize_t w = pwrite(fd_, b + from + done, len - done, static_cast<off_t>(from + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      done += static_cast<uint64_t>(w);
+    }
+    return true;
+  });
 }
 
 // Punches the memfd's pages under the parent's own copies in [0, end).
 void SharedHeap::punchCopied(int pm, uint64_t end) {
-  char* b = base_.load(std::memory_order_relaxed);
-  constexpr uint64_t kBatch = 512;
-  uint64_t ent[kBatch];
-  for (uint64_t off = 0; off < end;) {
-    const uint64_t n = (end - off) / kPage < kBatch ? (end - off) / kPage : kBatch;
-    if (!readPagemap(pm, b + off, ent, n)) return;
-    for (uint64_t i = 0; i < n;) {
-      if (!ownCopy(ent[i])) {
-        ++i;
-        continue;
-      }
-      uint64_t j = i;
-      while (j < n && ownCopy(ent[j])) ++j;
-      (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off + i * kPage),
-                      static_cast<off_t>((j - i) * kPage));
-      i = j;
-    }
-    off += n * kPage;
-  }
+  forEachCopiedRun(pm, base_.load(std::memory_order_relaxed), end, [&](uint64_t from, uint64_t len) {
+    (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
+                    static_cast<off_t>(len));
+    return true;
+  });
 }
 
 // Maps [off, off + len) of the memfd shared again, in place (elsewhere
