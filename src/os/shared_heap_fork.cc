@@ -314,8 +314,7 @@ bool SharedHeap::thaw(int pm, uint64_t end) {
 // Punches the memfd's pages under the parent's own copies in [0, end).
 void SharedHeap::punchCopied(int pm, uint64_t end) {
   forEachCopiedRun(pm, base_.load(std::memory_order_relaxed), end, [&](uint64_t from, uint64_t len) {
-    (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
-                    static_cast<off_t>(len));
+    (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from), static_cast<off_t>(len));
     return true;
   });
 }
