@@ -624,10 +624,7 @@ Request* imrecv(void* buf, uint64_t count, const dt::Type* type, Message* msg) {
 bool progress() { return gEndpoint.progress(); }
 
 void idle() {
-  if (!gOversubscribed) return;
-  const uint32_t depth = wait::releaseSerial();  // (MPI_THREAD_MULTIPLE: let the rank's other threads in meanwhile)
-  wait::yieldCpu();
-  wait::reacquireSerial(depth);
+  if (gOversubscribed) wait::yieldSerial();  // (MPI_THREAD_MULTIPLE: the rank's other threads may run meanwhile)
 }
 
 int wait(Request* r) {

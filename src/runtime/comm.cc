@@ -220,12 +220,7 @@ Comm* installInter(std::vector<uint32_t> local, std::vector<uint32_t> remote, ui
 
 bool contended() { return ctx().ctxHeld.count() != 0; }
 
-// Lets the rank's other threads run (and the peers' creations finish) before a creation agrees again.
-void backOff() {
-  const uint32_t depth = wait::releaseSerial();
-  wait::yieldCpu();
-  wait::reacquireSerial(depth);
-}
+void backOff() { wait::yieldSerial(); }
 
 void freeIds(bool async, FreeIds* out) {
   reapFreed();

@@ -60,6 +60,12 @@ uint32_t releaseSerial() {
   return depth;
 }
 
+void yieldSerial() {
+  const uint32_t depth = releaseSerial();
+  yieldCpu();
+  reacquireSerial(depth);
+}
+
 void reacquireSerial(uint32_t depth) {
   if (depth == 0) return;
   gMutex.lock();

@@ -50,6 +50,8 @@ void leaveSerial();
 // does not hold it (then both do nothing).
 uint32_t releaseSerial();
 void reacquireSerial(uint32_t depth);
+// sched_yield(), with the lock let go meanwhile when this thread holds it.
+void yieldSerial();
 
 // The entry points' guard: takes the lock for the call when MPI_THREAD_MULTIPLE is on.
 class Serial {
