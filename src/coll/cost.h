@@ -18,11 +18,29 @@ namespace shmcoll::coll::cost {
 constexpr double kRoundUs = 2.0;
 constexpr double kLocalGBs = 8.0;
 constexpr double kLinkGBs = 20.0;
+// A one-round exchange reads a line in every peer's area (its lane and its
+// control line): kPeerUs each.  A point-to-point message (matched, copied
+// through a cell or pulled) costs kMessageUs: what a round of a schedule
+// over messages costs besides its bytes.
+constexpr double kPeerUs = 0.05;
+constexpr double kMessageUs = 1.0;
 
 // One round in which a rank copies `local` bytes within its domain and
 // `remote` bytes across a link that `sharers` ranks use at once.
 inline double round(double local, double remote, double sharers) {
   return kRoundUs + local / (kLocalGBs * 1e3) + std::max(1.0, sharers) * remote / (kLinkGBs * 1e3);
+}
+
+inline uint32_t log2Ceil(uint32_t n) {
+  uint32_t k = 0;
+  while ((uint32_t{1} << k) < n) ++k;
+  return k;
+}
+
+// Whether ceil(log2 n) rounds of messages (bruck.cc) cost less than one
+// round over every peer's lines, blocks aside: on large teams.
+inline bool fewRoundsBeatPeers(uint32_t n) {
+  return n > 1 && log2Ceil(n) * kMessageUs < kRoundUs + (n - 1.0) * kPeerUs;
 }
 
 }  // namespace shmcoll::coll::cost

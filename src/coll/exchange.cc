@@ -42,7 +42,9 @@ constexpr uint32_t kOps = opBit(Op::kAlltoall) | opBit(Op::kAlltoallv) | opBit(O
 double exchangeCost(const Operation& o) {
   if ((o.op == Op::kAllgather || o.op == Op::kAllgatherv) && levelsOf(o.team()).numa.spansMany())
     return flatAllgatherCost(o);
-  return cost::round(static_cast<double>(o.bytes()), 0, 1);
+  // (the per-peer lines weigh against bruck's rounds for the operations it runs)
+  const double peers = o.op == Op::kAlltoall || o.op == Op::kAllgather ? o.team().size() - 1.0 : 0.0;
+  return cost::round(static_cast<double>(o.bytes()), 0, 1) + peers * cost::kPeerUs;
 }
 
 int run(Operation& o) {

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <string>
 
+#include "coll/cost.h"
 #include "common/settings.h"
 #include "common/status.h"
 #include "common/tuning.h"
@@ -35,6 +36,7 @@ extern const Algorithm kInterBarrierAlgorithm;        // inter_exchange.cc
 extern const Algorithm kInterReduceAlgorithm;         // inter_reduce.cc
 extern const Algorithm kInterAllreduceAlgorithm;      // inter_reduce.cc
 extern const Algorithm kInterReduceScatterAlgorithm;  // inter_reduce.cc
+extern const Algorithm kBruckAlgorithm;               // bruck.cc
 
 namespace {
 
@@ -43,14 +45,32 @@ const Algorithm* const kAlgorithms[] = {
     &kReduceDirectAlgorithm, &kReduceSlicedAlgorithm,       &kSchedExchangeAlgorithm,  &kSchedBarrierAlgorithm,
     &kSchedReduceAlgorithm,  &kSchedReduceScatterAlgorithm, &kSchedScanAlgorithm,      &kInterExchangeAlgorithm,
     &kInterBarrierAlgorithm, &kInterReduceAlgorithm,        &kInterAllreduceAlgorithm, &kInterReduceScatterAlgorithm,
+    &kBruckAlgorithm,
 };
 constexpr int kNumAlgorithms = sizeof kAlgorithms / sizeof kAlgorithms[0];
 
-const char* const kOpNames[kOpCount] = {
-    "alltoall", "alltoallv", "alltoallw", "allgather", "allgatherv", "bcast",          "gather",
-    "gatherv",  "scatter",   "scatterv",  "reduce",    "allreduce",  "reduce_scatter", "reduce_scatter_block",
-    "scan",     "exscan",    "barrier", "neighbor_alltoall", "neighbor_alltoallv", "neighbor_alltoallw",
-    "neighbor_allgather", "neighbor_allgatherv"};
+const char* const kOpNames[kOpCount] = {"alltoall",
+                                        "alltoallv",
+                                        "alltoallw",
+                                        "allgather",
+                                        "allgatherv",
+                                        "bcast",
+                                        "gather",
+                                        "gatherv",
+                                        "scatter",
+                                        "scatterv",
+                                        "reduce",
+                                        "allreduce",
+                                        "reduce_scatter",
+                                        "reduce_scatter_block",
+                                        "scan",
+                                        "exscan",
+                                        "barrier",
+                                        "neighbor_alltoall",
+                                        "neighbor_alltoallv",
+                                        "neighbor_alltoallw",
+                                        "neighbor_allgather",
+                                        "neighbor_allgatherv"};
 
 // The algorithms that run `op`, for messages.
 std::string namesFor(Op op) {
@@ -275,9 +295,12 @@ void fillInlineGate(Team& team, Op op) {
   const Algorithm* forced = ch.forced[static_cast<int>(op)];
   const bool off = (forced && forced != &kInlineAlgorithm && (kInlineAlgorithm.ops & opBit(op))) ||
                    (ch.pull == PullPolicy::kAlways && transport::pulls().cma);
-  g.open = !off;
-  g.cap[0] = off ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneBytes(team.size())));
-  g.cap[1] = off ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneAreaBytes()));
+  // (On a large team the small blocks of alltoall and allgather go to bruck,
+  // which the registry weighs against the exchange: coll/bruck.cc.)
+  const bool toBruck = (op == Op::kAlltoall || op == Op::kAllgather) && cost::fewRoundsBeatPeers(team.size());
+  g.open = !off && !toBruck;
+  g.cap[0] = !g.open ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneBytes(team.size())));
+  g.cap[1] = !g.open ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneAreaBytes()));
   g.verbose = ch.verbose != 0;
   g.filled = true;
 }

@@ -18,6 +18,7 @@
 // intracommunicator.
 #include <vector>
 
+#include "coll/cost.h"
 #include "coll/sched.h"
 
 namespace shmcoll::coll {
@@ -69,6 +70,14 @@ void exchangeRound(Schedule* s, const ExchangeArgs& a, bool inPlace) {
 
 namespace {
 
+// Weighed only against bruck (alltoall, allgather), as the blocking exchange
+// is: every peer's message is posted at once, so they overlap, and what grows
+// with the peers is a cell in each one's queue (kPeerUs each).
+double schedCost(const Operation& o) {
+  const double peers = o.team().size() - 1.0;
+  return cost::round(static_cast<double>(o.bytes()), 0, 1) + peers * cost::kPeerUs;
+}
+
 int run(Operation& o) {
   auto* s = new sched::Schedule(o.team());
   // (the blocks are taken now: a schedule round keeps its own copies)
@@ -86,6 +95,7 @@ constexpr uint32_t kOps = opBit(Op::kAlltoall) | opBit(Op::kAlltoallv) | opBit(O
 }  // namespace
 
 extern const Algorithm kSchedExchangeAlgorithm =
-    Algorithm("sched_exchange", "one round of point-to-point messages, every pair's block", kOps, kNonblocking, run);
+    Algorithm("sched_exchange", "one round of point-to-point messages, every pair's block", kOps, kNonblocking, run)
+        .costing(schedCost);
 
 }  // namespace shmcoll::coll

@@ -1,0 +1,168 @@
+// Algorithm: bruck -- alltoall and allgather of small blocks on large teams,
+// in ceil(log2 n) rounds of one point-to-point message each way.
+//
+// How it works.  A schedule (sched.h) of point-to-point rounds, blocking or
+// not.  Every block is b bytes (the receive block's size, the same on every
+// rank of a correct program); the rank keeps n of them in one private buffer.
+//   allgather: slot 0 starts as this rank's block; in round k (d = 2^k) the
+//     rank sends slots [0, c) to rank me - d and receives slots [d, d + c)
+//     from rank me + d, c = min(d, n - d).  Slot i then holds the block of
+//     rank me + i, copied out at the end.
+//   alltoall: slot i starts as the block for rank me + i; in round k the rank
+//     sends the slots whose index has bit k set, packed, to rank me + d and
+//     receives the same slots from rank me - d.  Slot i then holds the block
+//     from rank me - i, copied out at the end.
+// (All rank arithmetic modulo n.)  The blocks travel on the point-to-point
+// layer, eager through cells or pulled when long.
+//
+// Cost per rank: ceil(log2 n) messages each way.  allgather: b (n - 1) bytes
+// received in all, each copied twice on the way and once out.  alltoall: about
+// b n / 2 bytes per round, packed, sent and unpacked (three or four copies per
+// byte per round, so b n log2(n) / 2 in all).  Memory: n b bytes, plus n b / 2
+// for a round's packed blocks.
+//
+// Why.  The one-round exchange has every rank read a lane in every peer's
+// area and every peer's control line: n - 1 cache-line transfers per rank and
+// call, and on a job's first calls a page fault per peer in every rank, n^2
+// faults in all (a 1024-rank job's first 4-byte alltoall faulted two million
+// times).  Here a rank touches the memory of 2 log2(n) peers.
+//
+// Chosen for blocking and nonblocking alltoall and allgather on
+// intracommunicators when the cost model (cost.h: a message per round against
+// a line transfer per peer) puts it below the one-round exchange: large teams,
+// small blocks.  SHMCOLL_ALGORITHM_ALLTOALL=bruck forces it at any size.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "coll/cost.h"
+#include "coll/sched.h"
+
+namespace shmcoll::coll {
+
+namespace {
+
+constexpr uint32_t kOps = opBit(Op::kAlltoall) | opBit(Op::kAllgather);
+
+// Packs the first min(block, b) bytes of `src` into `dst`; records a
+// mismatch (the bytes past b are dropped, a short block leaves the rest as it was).
+void packBlock(sched::Schedule* s, const Block& src, char* dst, uint64_t b) {
+  const uint64_t sb = src.bytes();
+  if (sb != b) {
+    s->setError(sb > b ? err::kTruncate : err::kCount);
+    fail(sb > b ? err::kTruncate : err::kCount,
+         "this rank sends blocks of %llu bytes but receives blocks of %llu bytes (the ranks' counts or type "
+         "signatures disagree)",
+         static_cast<unsigned long long>(sb), static_cast<unsigned long long>(b));
+  }
+  const uint64_t n = std::min(sb, b);
+  if (n) dt::Cursor(src.buf, src.count, src.type).pack(0, dst, n);
+}
+
+void unpackBlock(const char* src, const Block& dst) {
+  const uint64_t n = dst.bytes();
+  if (n) dt::Cursor(dst.buf, dst.count, dst.type).unpack(0, src, n);
+}
+
+int runAllgather(Operation& o, sched::Schedule* s) {
+  const ExchangeArgs& a = *o.args;
+  const uint32_t n = s->size(), me = s->me();
+  const uint64_t b = a.recv(me).bytes();
+  char* slots = s->temp(b * n);
+  packBlock(s, a.send(0), slots, b);
+  const dt::Type* bytes = dt::byteType();
+  for (uint32_t d = 1; d < n; d <<= 1) {
+    const uint32_t c = std::min(d, n - d);
+    sched::Schedule::Round& r = s->round();
+    r.xfers.push_back({false, (me + d) % n, {slots + uint64_t{d} * b, uint64_t{c} * b, bytes}});
+    r.xfers.push_back({true, (me + n - d) % n, {slots, uint64_t{c} * b, bytes}});
+  }
+  sched::Schedule::Round& last = s->round();
+  // The receive blocks are taken now (the argument object may be gone when
+  // the schedule ends).
+  std::vector<Block> recvs(n);
+  for (uint32_t p = 0; p < n; ++p) {
+    recvs[p] = a.recv(p);
+    s->hold(recvs[p].type);
+  }
+  last.after = [slots, b, n, me, recvs = std::move(recvs)]() {
+    for (uint32_t i = 0; i < n; ++i) unpackBlock(slots + uint64_t{i} * b, recvs[(me + i) % n]);
+  };
+  return sched::start(o, s);
+}
+
+int runAlltoall(Operation& o, sched::Schedule* s) {
+  const ExchangeArgs& a = *o.args;
+  const uint32_t n = s->size(), me = s->me();
+  const uint64_t b = a.recv(me).bytes();
+  char* slots = s->temp(b * n);
+  // (With MPI_IN_PLACE the receive blocks hold what is sent: all of it is
+  // packed here, before anything is written.)
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t p = (me + i) % n;
+    packBlock(s, o.flags.inPlace ? a.recv(p) : a.send(p), slots + uint64_t{i} * b, b);
+  }
+  std::vector<Block> recvs(n);
+  for (uint32_t p = 0; p < n; ++p) {
+    recvs[p] = a.recv(p);
+    s->hold(recvs[p].type);
+  }
+  const dt::Type* bytes = dt::byteType();
+  char* out = s->temp(b * (n / 2 + 1));
+  char* in = s->temp(b * (n / 2 + 1));
+  // Copies the slots with bit `bit` set into (to) or out of (!to) `buf`.
+  auto move = [slots, b, n](char* buf, uint32_t bit, bool to) {
+    uint64_t at = 0;
+    for (uint32_t i = bit; i < n; ++i) {
+      if (!(i & bit)) continue;
+      char* slot = slots + uint64_t{i} * b;
+      if (to)
+        std::memcpy(buf + at, slot, b);
+      else
+        std::memcpy(slot, buf + at, b);
+      at += b;
+    }
+  };
+  move(out, 1, true);
+  for (uint32_t d = 1; d < n; d <<= 1) {
+    uint64_t c = 0;
+    for (uint32_t i = d; i < n; ++i) c += (i & d) ? 1 : 0;
+    sched::Schedule::Round& r = s->round();
+    r.xfers.push_back({false, (me + n - d) % n, {in, c * b, bytes}});
+    r.xfers.push_back({true, (me + d) % n, {out, c * b, bytes}});
+    const uint32_t next = d << 1;
+    r.after = [move, in, out, d, next, n]() {
+      move(in, d, false);
+      if (next < n) move(out, next, true);
+    };
+  }
+  sched::Schedule::Round& last = s->round();
+  last.after = [slots, b, n, me, recvs = std::move(recvs)]() {
+    for (uint32_t i = 0; i < n; ++i) unpackBlock(slots + uint64_t{i} * b, recvs[(me + n - i) % n]);
+  };
+  return sched::start(o, s);
+}
+
+int run(Operation& o) {
+  auto* s = new sched::Schedule(o.team());
+  return o.op == Op::kAllgather ? runAllgather(o, s) : runAlltoall(o, s);
+}
+
+using cost::log2Ceil;
+
+double bruckCost(const Operation& o) {
+  const uint32_t n = o.team().size();
+  if (n < 2) return 1e30;  // (nothing to exchange: the one-round path copies the own block)
+  const double b = static_cast<double>(o.bytes()) / std::max(1u, n);
+  const double perRound = o.op == Op::kAllgather ? b * n / log2Ceil(std::max(2u, n)) : 2 * b * n;
+  return log2Ceil(n) * cost::kMessageUs + log2Ceil(n) * perRound / (cost::kLocalGBs * 1e3);
+}
+
+}  // namespace
+
+extern const Algorithm kBruckAlgorithm =
+    Algorithm("bruck", "ceil(log2 n) rounds of one point-to-point message each way (large teams, small blocks)", kOps,
+              kBlocking | kNonblocking, run)
+        .costing(bruckCost);
+
+}  // namespace shmcoll::coll
