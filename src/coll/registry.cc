@@ -49,28 +49,13 @@ const Algorithm* const kAlgorithms[] = {
 };
 constexpr int kNumAlgorithms = sizeof kAlgorithms / sizeof kAlgorithms[0];
 
-const char* const kOpNames[kOpCount] = {"alltoall",
-                                        "alltoallv",
-                                        "alltoallw",
-                                        "allgather",
-                                        "allgatherv",
-                                        "bcast",
-                                        "gather",
-                                        "gatherv",
-                                        "scatter",
-                                        "scatterv",
-                                        "reduce",
-                                        "allreduce",
-                                        "reduce_scatter",
-                                        "reduce_scatter_block",
-                                        "scan",
-                                        "exscan",
-                                        "barrier",
-                                        "neighbor_alltoall",
-                                        "neighbor_alltoallv",
-                                        "neighbor_alltoallw",
-                                        "neighbor_allgather",
-                                        "neighbor_allgatherv"};
+// clang-format off
+const char* const kOpNames[kOpCount] = {
+    "alltoall", "alltoallv", "alltoallw", "allgather", "allgatherv", "bcast", "gather",
+    "gatherv", "scatter", "scatterv", "reduce", "allreduce", "reduce_scatter", "reduce_scatter_block",
+    "scan", "exscan", "barrier", "neighbor_alltoall", "neighbor_alltoallv", "neighbor_alltoallw",
+    "neighbor_allgather", "neighbor_allgatherv"};
+// clang-format on
 
 // The algorithms that run `op`, for messages.
 std::string namesFor(Op op) {
