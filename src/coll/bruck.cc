@@ -64,28 +64,76 @@ void unpackBlock(const char* src, const Block& dst) {
   if (n) dt::Cursor(dst.buf, dst.count, dst.type).unpack(0, src, n);
 }
 
+// The receive blocks, taken now (the argument object may be gone when the
+// schedule ends) and held by the schedule.
+std::vector<Block> receiveBlocks(sched::Schedule* s, const ExchangeArgs& a, uint32_t n) {
+  std::vector<Block> recvs(n);
+  for (uint32_t p = 0; p < n; ++p) {
+    recvs[p] = a.recv(p);
+    s->hold(recvs[p].type);
+  }
+  return recvs;
+}
+
+// The rounds.  In round k (d = 2^k) the rank sends the slots that sendOf(d)
+// lists to rank me + sign * d and receives as many from rank me - sign * d
+// into the slots that landOf(d) lists.  A message is the slots end to end and one byte more:
+// nonzero when its sender had already failed (a block of a disagreeing count
+// reached it), so that blocks relayed through a rank that failed never
+// arrive as a success: the receiver fails too (err::kCount).
+template <class SendOf, class LandOf>
+void relayRounds(sched::Schedule* s, char* slots, uint64_t b, uint32_t n, int sign, SendOf sendOf, LandOf landOf) {
+  const uint32_t me = s->me();
+  uint64_t most = 0;
+  for (uint32_t d = 1; d < n; d <<= 1) most = std::max<uint64_t>(most, sendOf(d).size());
+  char* out = s->temp(most * b + 1);
+  char* in = s->temp(most * b + 1);
+  const dt::Type* bytes = dt::byteType();
+  // Fills `out` for the round of distance d (before it starts).
+  auto gather = [s, slots, b, out, sendOf](uint32_t d) {
+    const std::vector<uint32_t> list = sendOf(d);
+    for (size_t j = 0; j < list.size(); ++j) std::memcpy(out + j * b, slots + list[j] * b, b);
+    out[list.size() * b] = s->status.error ? 1 : 0;
+  };
+  gather(1);
+  for (uint32_t d = 1; d < n; d <<= 1) {
+    const uint64_t len = sendOf(d).size() * b + 1;
+    const uint32_t to = sign > 0 ? (me + d) % n : (me + n - d) % n;
+    const uint32_t from = sign > 0 ? (me + n - d) % n : (me + d) % n;
+    sched::Schedule::Round& r = s->round();
+    r.xfers.push_back({false, from, {in, len, bytes}, true});
+    r.xfers.push_back({true, to, {out, len, bytes}});
+    const uint32_t next = d << 1;
+    r.after = [s, slots, b, in, len, d, next, n, gather, landOf]() {
+      if (in[len - 1] && !s->status.error) {
+        s->setError(err::kCount);
+        fail(err::kCount,
+             "a block relayed by another rank was cut or short: the ranks' counts or type signatures "
+             "disagree");
+      }
+      const std::vector<uint32_t> list = landOf(d);
+      for (size_t j = 0; j < list.size(); ++j) std::memcpy(slots + list[j] * b, in + j * b, b);
+      if (next < n) gather(next);
+    };
+  }
+}
+
 int runAllgather(Operation& o, sched::Schedule* s) {
   const ExchangeArgs& a = *o.args;
   const uint32_t n = s->size(), me = s->me();
   const uint64_t b = a.recv(me).bytes();
   char* slots = s->temp(b * n);
   packBlock(s, a.send(0), slots, b);
-  const dt::Type* bytes = dt::byteType();
-  for (uint32_t d = 1; d < n; d <<= 1) {
-    const uint32_t c = std::min(d, n - d);
-    sched::Schedule::Round& r = s->round();
-    r.xfers.push_back({false, (me + d) % n, {slots + uint64_t{d} * b, uint64_t{c} * b, bytes}});
-    r.xfers.push_back({true, (me + n - d) % n, {slots, uint64_t{c} * b, bytes}});
-  }
-  sched::Schedule::Round& last = s->round();
-  // The receive blocks are taken now (the argument object may be gone when
-  // the schedule ends).
-  std::vector<Block> recvs(n);
-  for (uint32_t p = 0; p < n; ++p) {
-    recvs[p] = a.recv(p);
-    s->hold(recvs[p].type);
-  }
-  last.after = [slots, b, n, me, recvs = std::move(recvs)]() {
+  // Round d sends slots [0, c) to rank me - d, where they land in [d, d + c).
+  auto run = [n](uint32_t d, uint32_t first) {
+    std::vector<uint32_t> list(std::min(d, n - d));
+    for (uint32_t j = 0; j < list.size(); ++j) list[j] = first + j;
+    return list;
+  };
+  relayRounds(
+      s, slots, b, n, -1, [run](uint32_t d) { return run(d, 0); }, [run](uint32_t d) { return run(d, d); });
+  std::vector<Block> recvs = receiveBlocks(s, a, n);
+  s->round().after = [slots, b, n, me, recvs = std::move(recvs)]() {
     for (uint32_t i = 0; i < n; ++i) unpackBlock(slots + uint64_t{i} * b, recvs[(me + i) % n]);
   };
   return sched::start(o, s);
@@ -102,42 +150,15 @@ int runAlltoall(Operation& o, sched::Schedule* s) {
     const uint32_t p = (me + i) % n;
     packBlock(s, o.flags.inPlace ? a.recv(p) : a.send(p), slots + uint64_t{i} * b, b);
   }
-  std::vector<Block> recvs(n);
-  for (uint32_t p = 0; p < n; ++p) {
-    recvs[p] = a.recv(p);
-    s->hold(recvs[p].type);
-  }
-  const dt::Type* bytes = dt::byteType();
-  char* out = s->temp(b * (n / 2 + 1));
-  char* in = s->temp(b * (n / 2 + 1));
-  // Copies the slots with bit `bit` set into (to) or out of (!to) `buf`.
-  auto move = [slots, b, n](char* buf, uint32_t bit, bool to) {
-    uint64_t at = 0;
-    for (uint32_t i = bit; i < n; ++i) {
-      if (!(i & bit)) continue;
-      char* slot = slots + uint64_t{i} * b;
-      if (to)
-        std::memcpy(buf + at, slot, b);
-      else
-        std::memcpy(slot, buf + at, b);
-      at += b;
-    }
+  std::vector<Block> recvs = receiveBlocks(s, a, n);
+  auto withBit = [n](uint32_t d) {
+    std::vector<uint32_t> list;
+    for (uint32_t i = d; i < n; ++i)
+      if (i & d) list.push_back(i);
+    return list;
   };
-  move(out, 1, true);
-  for (uint32_t d = 1; d < n; d <<= 1) {
-    uint64_t c = 0;
-    for (uint32_t i = d; i < n; ++i) c += (i & d) ? 1 : 0;
-    sched::Schedule::Round& r = s->round();
-    r.xfers.push_back({false, (me + n - d) % n, {in, c * b, bytes}});
-    r.xfers.push_back({true, (me + d) % n, {out, c * b, bytes}});
-    const uint32_t next = d << 1;
-    r.after = [move, in, out, d, next, n]() {
-      move(in, d, false);
-      if (next < n) move(out, next, true);
-    };
-  }
-  sched::Schedule::Round& last = s->round();
-  last.after = [slots, b, n, me, recvs = std::move(recvs)]() {
+  relayRounds(s, slots, b, n, +1, withBit, withBit);
+  s->round().after = [slots, b, n, me, recvs = std::move(recvs)]() {
     for (uint32_t i = 0; i < n; ++i) unpackBlock(slots + uint64_t{i} * b, recvs[(me + n - i) % n]);
   };
   return sched::start(o, s);
@@ -155,7 +176,7 @@ double bruckCost(const Operation& o) {
   if (n < 2) return 1e30;  // (nothing to exchange: the one-round path copies the own block)
   const double b = static_cast<double>(o.bytes()) / std::max(1u, n);
   const double perRound = o.op == Op::kAllgather ? b * n / log2Ceil(std::max(2u, n)) : 2 * b * n;
-  return log2Ceil(n) * cost::kMessageUs + log2Ceil(n) * perRound / (cost::kLocalGBs * 1e3);
+  return cost::messageRounds(n) + log2Ceil(n) * perRound / (cost::kLocalGBs * 1e3);
 }
 
 }  // namespace

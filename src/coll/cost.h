@@ -19,10 +19,10 @@ constexpr double kRoundUs = 2.0;
 constexpr double kLocalGBs = 8.0;
 constexpr double kLinkGBs = 20.0;
 // A one-round exchange reads a line in every peer's area (its lane and its
-// control line): kPeerUs each.  A point-to-point message (matched, copied
-// through a cell or pulled) costs kMessageUs: what a round of a schedule
-// over messages costs besides its bytes.
-constexpr double kPeerUs = 0.05;
+// control line): kPeerUs each, the misses partly overlapped.  A round of a
+// schedule over point-to-point messages costs kRoundUs plus kMessageUs (a
+// cell to fill, link and match) besides its bytes.
+constexpr double kPeerUs = 0.1;
 constexpr double kMessageUs = 1.0;
 
 // One round in which a rank copies `local` bytes within its domain and
@@ -37,10 +37,10 @@ inline uint32_t log2Ceil(uint32_t n) {
   return k;
 }
 
-// Whether ceil(log2 n) rounds of messages (bruck.cc) cost less than one
-// round over every peer's lines, blocks aside: on large teams.
-inline bool fewRoundsBeatPeers(uint32_t n) {
-  return n > 1 && log2Ceil(n) * kMessageUs < kRoundUs + (n - 1.0) * kPeerUs;
-}
+// The rounds of ceil(log2 n) messages each way (bruck.cc), blocks aside.
+inline double messageRounds(uint32_t n) { return log2Ceil(n) * (kRoundUs + kMessageUs); }
+// Whether they cost less than one round over every peer's lines: on large
+// teams (from about 200 ranks).
+inline bool fewRoundsBeatPeers(uint32_t n) { return n > 1 && messageRounds(n) < kRoundUs + (n - 1.0) * kPeerUs; }
 
 }  // namespace shmcoll::coll::cost

@@ -17,6 +17,10 @@ int start(Operation& o, Schedule* s) {
     return fail(error,
                 "a block from the remote group is longer than the receive block for it (the two groups' counts or "
                 "type signatures disagree); only what fits was received");
+  if (error == err::kCount)
+    return fail(error,
+                "a block from another rank was shorter than the receive block for it, or came through a rank where "
+                "one was (the ranks' counts or type signatures disagree)");
   if (error) return fail(error, "a point-to-point transfer of the operation failed");
   return 0;
 }

@@ -36,6 +36,10 @@ class Schedule final : public p2p::Request {
     bool send;
     uint32_t peer;  // team rank
     Block b;
+    // A receive that must be filled: a shorter message (the ranks' counts
+    // disagree) fails the schedule with err::kCount instead of leaving the
+    // rest of the block as it was.
+    bool exact = false;
   };
   struct Round {
     std::vector<Xfer> xfers;
@@ -101,8 +105,10 @@ class Schedule final : public p2p::Request {
       }
       for (p2p::Request* q : live_)
         if (!q->done) return did;
-      for (p2p::Request* q : live_) {
+      for (size_t i = 0; i < live_.size(); ++i) {
+        p2p::Request* q = live_[i];
         if (q->status.error) setError(q->status.error);
+        if (r.xfers[i].exact && q->status.bytes != r.xfers[i].b.bytes()) setError(err::kCount);
         p2p::release(q);
       }
       live_.clear();

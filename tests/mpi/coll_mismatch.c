@@ -18,6 +18,9 @@
  *    every rank returns and the receive buffer is untouched, but the excess
  *    is not reported (that receiver skips the pair; only its own block, when
  *    it is the sender, gives MPI_ERR_TRUNCATE);
+ *  - one rank of an alltoall or allgather with counts of its own: that
+ *    rank sees MPI_ERR_TRUNCATE, and a rank that returns MPI_SUCCESS has the
+ *    right data, also when blocks are relayed through other ranks (bruck);
  *  - afterwards the communicator works;
  *  - argument errors have exactly the classes MPI_ERR_COUNT, MPI_ERR_TYPE,
  *    MPI_ERR_COMM, MPI_ERR_BUFFER (also for recvbuf = MPI_IN_PLACE).
@@ -170,6 +173,12 @@ int main(int argc, char **argv) {
           tu_fail("%s 'all senders send nothing': expected MPI_ERR_COUNT", tu_opname[op]);
         FILL(C, 0);
         mismatch_case(op, comm, S, R, "nothing posted", salt++);
+        /* one rank's counts are half the others' (it sends and posts C / 2):
+         * it must see MPI_ERR_TRUNCATE; the others may fail or not, but a
+         * rank that succeeds has exactly the right data, also where blocks
+         * travel through other ranks (bruck) */
+        FILL(i == 0 ? C / 2 : C, j == 0 ? C / 2 : C);
+        mismatch_case(op, comm, S, R, "one rank's counts are half", salt++);
       }
       /* the communicator still works */
       tu_counts(E, op, n, TU_E_VARIED, 36, 12, 0);
