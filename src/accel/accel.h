@@ -115,8 +115,12 @@ inline CommState* Taken(MPI_Comm comm) {
   CommState* st = GetState(comm);
   return st && st->taken ? st : nullptr;
 }
-inline bool Count(bool taken) {
+// report.cc: counts taken calls per function too (fn: the caller's name).
+void NoteTaken(const char* fn);
+void ReportCalls(int rank);  // SHMCOLL_ACCEL_REPORT=calls: one more line, the calls taken per function
+inline bool Count(bool taken, const char* fn = __builtin_FUNCTION()) {
   (taken ? g_taken : g_passed).fetch_add(1, std::memory_order_relaxed);
+  if (taken) NoteTaken(fn);
   return taken;
 }
 

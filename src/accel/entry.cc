@@ -120,6 +120,7 @@ ACCEL_EXPORT int MPI_Finalize(void) {
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     std::fprintf(stderr, "shmcoll-accel: rank %d: %ld calls taken, %ld passed to the host MPI\n", rank, g_taken.load(),
                  g_passed.load());
+    if (std::strcmp(report, "calls") == 0) ReportCalls(rank);
     std::fflush(stderr);
   }
   UnmapAll();

@@ -10,7 +10,7 @@
 // depend on timing or on the path and are identical on every rank.
 //
 // Allreduce and reduce, two paths chosen by the block's bytes B:
-//  - B below SHMCOLL_ACCEL_REDUCE_SPLIT (default 8 KiB): one round per
+//  - B below SHMCOLL_ACCEL_REDUCE_SPLIT (bytes, k/m/g suffixes; default 8 KiB): one round per
 //    piece; every rank posts its piece and each rank that delivers a result
 //    (all of them for allreduce, the root for reduce) folds the n pieces
 //    itself.  One wait per piece; n * B bytes read by each folding rank.
@@ -38,7 +38,10 @@ size_t SplitBytes() {
   static const size_t bytes = [] {
     const char* e = std::getenv("SHMCOLL_ACCEL_REDUCE_SPLIT");
     if (!e || !*e) return static_cast<size_t>(8192);
-    return static_cast<size_t>(std::strtoull(e, nullptr, 0));
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(e, &end, 0);
+    const char unit = end ? *end | 0x20 : 0;  // k, m, g in either case
+    return static_cast<size_t>(v << (unit == 'k' ? 10 : unit == 'm' ? 20 : unit == 'g' ? 30 : 0));
   }();
   return bytes;
 }
