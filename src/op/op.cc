@@ -9,9 +9,10 @@
 // is allowed; MPI_WCHAR is refused as they refuse it.  MPI_REPLACE and
 // MPI_NO_OP exist for one-sided accumulate only and are refused here.
 //
-// Kernels are plain loops over unaligned element views (a receive buffer at
-// an odd address is legal), which the compiler vectorises for the arithmetic
-// and bitwise cases.  A predefined type is applied in place; a derived type
+// The kernels (op/kernels.h, shared with the accelerator in src/accel) are
+// plain loops over unaligned element views (a receive buffer at an odd
+// address is legal), which the compiler vectorises for the arithmetic and
+// bitwise cases.  A predefined type is applied in place; a derived type
 // whose type map holds one predefined type is packed from both buffers in
 // 64 KiB pieces, combined on the packed form, and unpacked into `inout`, so
 // the holes of `inout` are never written.
