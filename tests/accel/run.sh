@@ -50,7 +50,10 @@ tmp=$(mktemp "$prog.XXXXXX")
 mv -f "$tmp" "$prog"
 
 log=$(mktemp "$out/stderr.XXXXXX")
-trap 'rm -f "$log"' EXIT
+# Open MPI's shared-memory files go to a directory of this run's own, removed at the end (deleting
+# vader_segment.* in /dev/shm instead would pull them from under other jobs running at the time)
+vader=$(mktemp -d /dev/shm/accel-run.XXXXXX)
+trap 'rm -f "$log"; rm -rf "$vader"' EXIT
 export SHMCOLL_ACCEL_REPORT=${calls:+calls} SHMCOLL_ACCEL_SHOW=1
 [ -n "$SHMCOLL_ACCEL_REPORT" ] || SHMCOLL_ACCEL_REPORT=1
 rc=0
@@ -58,10 +61,9 @@ case $lib in
   openmpi)
     # Root in CI; more ranks than cores; the shared-memory and self transports only.
     export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
-    export OMPI_MCA_mpi_yield_when_idle=1
+    export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl_vader_backing_directory=$vader
     "$accel/bin/shmcoll-accel" "$run" --allow-run-as-root --oversubscribe --bind-to none -np "$np" "$prog" "$@" \
       2> >(tee "$log" >&2) || rc=$?
-    find /dev/shm -maxdepth 1 -name 'vader_segment.*' -user "$(id -u)" -delete 2>/dev/null || true
     ;;
   mpich)
     "$accel/bin/shmcoll-accel" "$run" -n "$np" "$prog" "$@" 2> >(tee "$log" >&2) || rc=$?
