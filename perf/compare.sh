@@ -3,8 +3,11 @@
 #
 # Builds the one benchmark (perf/bench/shmcoll_bench.c and neighbor.c) against
 # the three implementations, runs them interleaved (shmcoll openmpi mpich
-# shmcoll openmpi mpich ...) several times at each rank count, and prints the
-# medians, the ratio shmcoll / best-of-the-others for every (op, size, ranks),
+# openmpi+shmcoll mpich+shmcoll shmcoll ...) several times at each rank count,
+# and prints the medians, the ratio shmcoll / best-of-the-others for every (op,
+# size, ranks), the ratio of each host with shmcoll's accelerator preloaded
+# ("Open MPI + shmcoll", "MPICH + shmcoll": the host's own benchmark binary run
+# again with LD_PRELOAD=libshmcoll_accel_<host>.so) to the same host alone,
 # and each collective's large-message bandwidth as a share of the memcpy
 # bound measured in the same runs.  Results go to perf/results/<time>/
 # (raw.csv, medians.csv, summary.csv, summary.txt, log.txt, latency_N*.png,
@@ -19,7 +22,12 @@
 #                      (shmcoll-bench --sync, the common benchmark suites' method);
 #                      sync results go to <out>/sync/
 #   --reps N           runs per implementation and rank count (default 3)
-#   --impls LIST       subset of "shmcoll openmpi mpich" (default all three)
+#   --impls LIST       subset of "shmcoll openmpi mpich openmpi+shmcoll mpich+shmcoll"
+#                      (default all five; a host+shmcoll whose accelerator library
+#                      is not found is left out with a message)
+#   --accel DIR        where the accelerator libraries are: DIR/lib/libshmcoll_accel_<host>.so
+#                      (default: PREFIX with --shmcoll install, <build dir>/accel with
+#                      --shmcoll build)
 #   --neighbor         also run the neighbourhood collectives (MPI_Neighbor_alltoall
 #                      and MPI_Neighbor_allgather on a 2-D periodic grid and on a
 #                      random graph: ops cart_alltoall graph_alltoall cart_allgather
@@ -63,7 +71,7 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SRC=("$REPO/perf/bench/shmcoll_bench.c" "$REPO/perf/bench/neighbor.c" "$REPO/perf/bench/rma.c")
-RANKS="" REPS="" IMPLS="shmcoll openmpi mpich" QUICK=0 SHM_FROM=install PREFIX=$REPO/install
+RANKS="" REPS="" IMPLS="shmcoll openmpi mpich openmpi+shmcoll mpich+shmcoll" ACCEL="" QUICK=0 SHM_FROM=install PREFIX=$REPO/install
 REBUILD=0 TIMEOUT="" OUT="" APT=1 TUNE=1 BASELINE="" NEIGHBOR=0 RMA=0
 EXTRA=() OPS_ARG=() BUILD_DIR=$REPO/build-bench
 while (($#)); do
@@ -73,6 +81,7 @@ while (($#)); do
     --methods) METHODS=$2; shift ;;
     --reps) REPS=$2; shift ;;
     --impls) IMPLS=$2; shift ;;
+    --accel) ACCEL=$(realpath -m "$2"); shift ;;
     --neighbor) NEIGHBOR=1 ;;
     --rma) RMA=1 ;;
     --ops) OPS_ARG=(--op "$2"); shift ;;
@@ -190,8 +199,27 @@ for impl in $IMPLS; do
           BENCH[shmcoll]=$BIN/bench-shmcoll LAUNCH[shmcoll]=$PREFIX/bin/shmrun
         else say "no usable shmcoll install in $PREFIX; leaving it out"; fi
       fi ;;
+    openmpi+shmcoll|mpich+shmcoll) ;;  # below, once the host's benchmark is built
     *) say "unknown implementation $impl"; exit 2 ;;
   esac
+done
+# A host with the accelerator: the host's own benchmark binary, the library preloaded.
+if [[ -z $ACCEL ]]; then
+  if [[ $SHM_FROM == build ]]; then ACCEL=$BUILD_DIR/accel; else ACCEL=$PREFIX; fi
+fi
+for impl in $IMPLS; do
+  [[ $impl == *+shmcoll ]] || continue
+  host=${impl%+shmcoll}
+  if [[ $SHM_FROM == build && ! -f $ACCEL/lib/libshmcoll_accel_$host.so && -f $BUILD_DIR/CMakeCache.txt ]]; then
+    make -C "$BUILD_DIR" -j2 "shmcoll_accel_$host" >>"$LOG" 2>&1 || true
+  fi
+  if [[ -z ${BENCH[$host]:-} ]]; then
+    say "$impl needs $host's benchmark; leaving it out"
+  elif [[ ! -f $ACCEL/lib/libshmcoll_accel_$host.so ]]; then
+    say "no $ACCEL/lib/libshmcoll_accel_$host.so (--accel DIR); leaving $impl out"
+  else
+    BENCH[$impl]=${BENCH[$host]} LAUNCH[$impl]=$ACCEL/lib/libshmcoll_accel_$host.so
+  fi
 done
 if [[ -n $BASELINE ]]; then
   if [[ -x $BASELINE/bin/shmrun && -f $BASELINE/include/mpi.h ]] &&
@@ -208,6 +236,9 @@ launch() { # impl nranks -> the command line prefix
     openmpi) local bind=(); ((n > CORES)) && bind=(--bind-to none)
              echo mpirun.openmpi "${AS_ROOT[@]}" --oversubscribe "${bind[@]}" -n "$n" ;;
     mpich) echo mpiexec.mpich -n "$n" ;;
+    openmpi+shmcoll) local bind=(); ((n > CORES)) && bind=(--bind-to none)
+             echo mpirun.openmpi "${AS_ROOT[@]}" --oversubscribe "${bind[@]}" -x "LD_PRELOAD=${LAUNCH[$impl]}" -n "$n" ;;
+    mpich+shmcoll) echo mpiexec.mpich -genv LD_PRELOAD "${LAUNCH[$impl]}" -n "$n" ;;
     shmcoll) if ((ALLOC_MEM)) && [[ -z ${SHMCOLL_ALLOC_MEM:-} ]]; then
                # MPI_Alloc_mem memory comes from the segment only as far as each
                # rank's heap reaches: room for the largest alltoall at 1 MiB blocks.
@@ -264,12 +295,18 @@ for n in $RANKS; do
     for impl in "${ACTIVE[@]}"; do
       margs=()
       [[ $method == sync ]] && margs=(--sync)
-      cmd=($(launch "$impl" "$n") "${BENCH[$impl]}" "${BENCH_ARGS[@]}" "${margs[@]}" --csv "$(raw_of "$method")"
-           --tag "run$rep")
+      # (a host with the accelerator runs the host's binary, which names the host: its rows are renamed)
+      csv=$(raw_of "$method")
+      [[ $impl == *+shmcoll ]] && csv=$OUT/accel-run.csv && rm -f "$csv"
+      cmd=($(launch "$impl" "$n") "${BENCH[$impl]}" "${BENCH_ARGS[@]}" "${margs[@]}" --csv "$csv" --tag "run$rep")
       say "N=$n run $rep/$REPS $method $impl: ${cmd[*]}"
       t0=$SECONDS
       rc=0
       timeout "$TIMEOUT" "${cmd[@]}" >>"$LOG" 2>&1 || rc=$?
+      if [[ $impl == *+shmcoll && -f $csv ]]; then
+        awk -F, -v OFS=, -v to="$impl" '$1 != "impl" { $1 = to } { print }' "$csv" >>"$(raw_of "$method")"
+        rm -f "$csv"
+      fi
       if ((rc)); then
         say "  FAILED (exit $rc$( ((rc == 124)) && echo ", timed out")); its rows may be partial"
         FAILED=$((FAILED + 1))

@@ -1,5 +1,5 @@
 # Latency against block size, log-log, one panel per collective, one line per
-# implementation, the memcpy bound dashed (the best of the implementations'
+# implementation (a host with the accelerator dashed in the host's colour), the memcpy bound dashed (the best of the implementations'
 # memcpy medians; memcpy1 for alltoallv_skew).  Reads the medians.csv written by
 # perf/bench/summarize.py.
 #
@@ -36,8 +36,12 @@ set style line 1 lc rgb "#d62728" lw 2 pt 7 ps 0.6
 set style line 2 lc rgb "#1f77b4" lw 2 pt 5 ps 0.6
 set style line 3 lc rgb "#2ca02c" lw 2 pt 9 ps 0.6
 set style line 4 lc rgb "#777777" lw 1 dt 2
+# a host with shmcoll's accelerator preloaded (perf/compare.sh): the host's colour, dashed
+set style line 5 lc rgb "#1f77b4" lw 2 pt 4 ps 0.6 dt 3
+set style line 6 lc rgb "#2ca02c" lw 2 pt 8 ps 0.6 dt 3
 
-impls = "shmcoll openmpi mpich"
+impls = "shmcoll openmpi mpich openmpi+shmcoll mpich+shmcoll"
+lsof(i) = (i <= 3) ? i : i + 1
 set multiplot layout 2,(words(ops) > 4 ? 3 : 2) title sprintf("shmcoll-bench, %s ranks, %s buffers: slowest rank's time per call, median over runs (lower is better)", \
                                        ranks, (cold eq "1") ? "cold" : "hot") font ",13"
 do for [o in ops] {
@@ -46,9 +50,9 @@ do for [o in ops] {
   # bytes go mostly to one rank, that rank copying alone (memcpy1)
   bop = (o eq "alltoallv_skew") ? "memcpy1" : "memcpy"
   if (strstrt(" alltoall alltoallv alltoallv_skew alltoallw allgather allgatherv ", " ".o." ") == 0) {
-    plot for [i=1:3] sel(o, word(impls, i)) using 1:2 with linespoints ls i title word(impls, i)
+    plot for [i=1:5] sel(o, word(impls, i)) using 1:2 with linespoints ls lsof(i) title word(impls, i)
   } else {
-    plot for [i=1:3] sel(o, word(impls, i)) using 1:2 with linespoints ls i title word(impls, i), \
+    plot for [i=1:5] sel(o, word(impls, i)) using 1:2 with linespoints ls lsof(i) title word(impls, i), \
          "< awk -F, '$1==\"".bop."\" && $2==".ranks." && $4==".cold." {print $3, $6}' ".data." | sort -k1,1n -k2,2g | awk '$1!=p{print; p=$1}'" \
          using 1:2 with lines ls 4 title bop." bound"
   }

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Summarise shmcoll-bench CSV rows from several implementations and runs.
 
-usage: summarize.py RAW_CSV OUT_DIR [--impl-order shmcoll,openmpi,mpich]
+usage: summarize.py RAW_CSV OUT_DIR [--impl-order shmcoll,openmpi,mpich,openmpi+shmcoll,mpich+shmcoll]
 
 For every (ranks, op, block size, cache mode) it takes the median over runs
 of each implementation's time per call of its slowest rank (max_us; avg_us
 for the memory kernels and op=yield, whose rows give one figure for all
 ranks) and the bandwidth at that time, prints them side by side with
-the ratio shmcoll / best-of-the-others (below 1: shmcoll is faster), and then
+the ratio shmcoll / best-of-the-others (below 1: shmcoll is faster), for a
+host with shmcoll's accelerator preloaded ("openmpi+shmcoll", "mpich+shmcoll",
+perf/compare.sh) the ratio to the same host alone (columns ompi+shm/ompi and
+mpich+shm/mpich; the accelerated hosts are not among the "others"), and then
 each collective's largest-message bandwidth as a share of the memcpy bound,
 and the smallest blocks' latency against the scheduling floor (op=yield).
 
@@ -73,7 +76,7 @@ def main():
         print(__doc__)
         return 2
     raw, out = sys.argv[1], sys.argv[2]
-    order = ["shmcoll", "openmpi", "mpich"]
+    order = ["shmcoll", "openmpi", "mpich", "openmpi+shmcoll", "mpich+shmcoll"]
     if "--impl-order" in sys.argv:
         order = sys.argv[sys.argv.index("--impl-order") + 1].split(",")
 
@@ -124,8 +127,13 @@ def main():
 
     groups = sorted({(k[0], k[1], k[2], k[3]) for k in med if k[1] in COLL_OPS},
                     key=lambda g: (g[0], g[3], COLL_OPS.index(g[1]), g[2]))
-    # (another build of shmcoll, perf/compare.sh --baseline, is not an "other")
-    others = [i for i in impls if not i.startswith("shmcoll")]
+    # (another build of shmcoll, perf/compare.sh --baseline, is not an "other", nor is a host with the accelerator)
+    others = [i for i in impls if not i.startswith("shmcoll") and not i.endswith("+shmcoll")]
+    # a host with the accelerator preloaded, against the same host alone: (impl, host, column title)
+    titles = {"openmpi": "ompi+shm/ompi", "mpich": "mpich+shm/mpich"}
+    hosts = [(i, i[: -len("+shmcoll")]) for i in impls if i.endswith("+shmcoll")]
+    accel = [(i, h, titles.get(h, f"{i}/{h}")) for i, h in hosts if h in impls]
+    width = max([11] + [len(i) + 2 for i in impls])
     base = "shmcoll-base" if "shmcoll-base" in impls else None
     summary_rows = []
     unstable = []
@@ -134,8 +142,9 @@ def main():
         if (r, c) != last:
             last = (r, c)
             print(f"\n== {r} ranks, {'cold' if c else 'hot'} buffers: the slowest rank's time per call (us), median over runs ==")
-            head = f"{'op':<21}{'bytes':>7}" + "".join(f"{i:>11}" for i in impls)
-            head += f"{'memcpy':>10}{'shm/best':>10}{'shm runs':>16}" + (f"{'shm/base':>10}" if base else "") + "  best other"
+            head = f"{'op':<21}{'bytes':>7}" + "".join(f"{i:>{width}}" for i in impls)
+            head += f"{'memcpy':>10}{'shm/best':>10}{'shm runs':>16}" + (f"{'shm/base':>10}" if base else "")
+            head += "".join(f"{t:>16}" for _, _, t in accel) + "  best other"
             print(head)
         vals = {i: med.get((r, op, b, c, i)) for i in impls}
         lat = {i: (v[0] if v else None) for i, v in vals.items()}
@@ -145,7 +154,7 @@ def main():
             if lat.get(i) is not None and (best_other is None or lat[i] < best_other):
                 best_other, best_impl = lat[i], i
         ratio = lat["shmcoll"] / best_other if lat.get("shmcoll") and best_other else None
-        line = f"{op:<21}{human(b):>7}" + "".join(fmt(lat[i], 11) for i in impls)
+        line = f"{op:<21}{human(b):>7}" + "".join(fmt(lat[i], width) for i in impls)
         line += fmt(bd[0] if bd else None, 10) + (f"{ratio:10.2f}" if ratio else f"{'-':>10}")
         runs = [v[0] for v in samples.get((r, op, b, c, "shmcoll"), [])]
         line += f"{min(runs):>8.2f}-{max(runs):<7.2f}" if runs else f"{'-':>16}"
@@ -154,17 +163,20 @@ def main():
         vsbase = lat["shmcoll"] / lat[base] if base and lat.get("shmcoll") and lat.get(base) else None
         if base:
             line += f"{vsbase:10.2f}" if vsbase else f"{'-':>10}"
+        vshost = [lat[i] / lat[h] if lat.get(i) and lat.get(h) else None for i, h, _ in accel]
+        line += "".join(f"{v:16.2f}" if v else f"{'-':>16}" for v in vshost)
         line += f"  {best_impl}"
         print(line)
         summary_rows.append([r, op, b, c] + [f"{lat[i]:.3f}" if lat[i] is not None else "" for i in impls] +
                             [f"{bd[0]:.3f}" if bd else "", f"{ratio:.3f}" if ratio else "", best_impl] +
-                            ([f"{vsbase:.3f}" if vsbase else ""] if base else []))
+                            ([f"{vsbase:.3f}" if vsbase else ""] if base else []) +
+                            [f"{v:.3f}" if v else "" for v in vshost])
 
     with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["ranks", "op", "bytes", "cold"] + [f"{i}_us" for i in impls] +
                    ["memcpy_us", "ratio_shmcoll_vs_best_other", "best_other"] +
-                   (["ratio_shmcoll_vs_base"] if base else []))
+                   (["ratio_shmcoll_vs_base"] if base else []) + [f"ratio_{i}_vs_{h}" for i, h, _ in accel])
         w.writerows(summary_rows)
 
     # Large-message bandwidth as a share of the memcpy bound: at each

@@ -96,6 +96,34 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
 bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm);
 bool Barrier(CommState& st);
 
+// optable.cc: a predefined operation on a predefined type, as an element
+// kernel over the type's memory form (elements `extent` bytes apart):
+// inout[i] = in[i] (op) inout[i].  FindFold is false for anything else (user
+// operations, derived or unmapped types, pairs the standard does not allow).
+struct Fold {
+  void (*fn)(int kind, const void* in, void* inout, uint64_t n) = nullptr;
+  int kind = 0;
+  size_t extent = 0;
+  void apply(const void* in, void* inout, uint64_t n) const { fn(kind, in, inout, n); }
+};
+bool FindFold(MPI_Op op, MPI_Datatype type, Fold* fold);
+
+// The state of a communicator whose collectives are taken, or nullptr (the
+// call goes to the host); Count records the outcome for SHMCOLL_ACCEL_REPORT.
+// (SHMCOLL_ACCEL=0 is honoured inside the set-up, whose verdict every process shares.)
+inline CommState* Taken(MPI_Comm comm) {
+  CommState* st = GetState(comm);
+  return st && st->taken ? st : nullptr;
+}
+// report.cc: counts taken calls per function too (fn: the caller's name).
+void NoteTaken(const char* fn);
+void ReportCalls(int rank);  // SHMCOLL_ACCEL_REPORT=calls: one more line, the calls taken per function
+inline bool Count(bool taken, const char* fn = __builtin_FUNCTION()) {
+  (taken ? g_taken : g_passed).fetch_add(1, std::memory_order_relaxed);
+  if (taken) NoteTaken(fn);
+  return taken;
+}
+
 }  // namespace shmcoll_accel
 
 #endif  // SHMCOLL_ACCEL_ACCEL_H

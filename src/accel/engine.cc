@@ -17,90 +17,13 @@
 // Per round each rank writes at most one half and reads its parts of the
 // others' halves: (n-1) * block bytes in and out per rank in all, each byte
 // copied twice (into the segment, out of it).
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 
 #include "accel.h"
+#include "rounds.h"
 
 namespace shmcoll_accel {
-namespace {
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-// Waits until flag >= target: spins a little, then yields the core, so a
-// peer without a core of its own (more ranks than cores) gets to run.  While
-// it yields it also lets the host progress its own operations now and then (a
-// peer may be blocked in the host waiting for a nonblocking operation this
-// process started, e.g. an MPI_Ibarrier before this collective).
-inline void WaitFor(const std::atomic<uint64_t>& flag, uint64_t target) {
-  unsigned spins = 0;
-  while (flag.load(std::memory_order_acquire) < target) {
-    if (++spins < 256u) {
-      CpuRelax();
-      continue;
-    }
-    sched_yield();
-    if (spins % 64u == 0) HostProgress();
-  }
-}
-
-void WaitPosted(const CommState& st, uint64_t s) {
-  for (int k = 1; k <= st.n; ++k) WaitFor(st.flags((st.me + k) % st.n)->post.posted, s);
-}
-void WaitConsumed(const CommState& st, uint64_t s) {
-  for (int k = 1; k <= st.n; ++k) WaitFor(st.flags((st.me + k) % st.n)->read.consumed, s);
-}
-
-// The piece of a block of `total` bytes that round r moves: [*off, *off + len).
-inline size_t Piece(size_t total, uint64_t r, size_t chunk, size_t* off) {
-  *off = static_cast<size_t>(r) * chunk;
-  return total > *off ? std::min(chunk, total - *off) : 0;
-}
-
-inline uint64_t RoundsFor(size_t bytes, size_t chunk) { return (bytes + chunk - 1) / chunk; }
-
-// Runs the rounds; fill(r) writes my slot, drain(r) reads the others'.
-// False when some rank declined (then every rank returns false).
-template <class Fill, class Drain>
-bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain drain) {
-  RankFlags* mine = st.flags(st.me);
-  uint64_t rounds = 1;
-  for (uint64_t r = 0; r < rounds; ++r) {
-    const uint64_t s = ++st.seq;
-    const int parity = static_cast<int>(s & 1);
-    if (s >= 2) WaitConsumed(st, s - 2);  // everyone has read my half of round s - 2
-    if (r == 0) {
-      mine->post.nrounds[parity].store(std::max<uint64_t>(local_rounds, 1), std::memory_order_relaxed);
-      mine->post.ok[parity].store(ok ? 1 : 0, std::memory_order_relaxed);
-    }
-    if (ok) fill(r);
-    mine->post.posted.store(s, std::memory_order_release);
-    WaitPosted(st, s);
-    if (r == 0) {
-      bool all = true;
-      for (int j = 0; j < st.n; ++j) {
-        const PostLine& p = st.flags(j)->post;
-        rounds = std::max(rounds, p.nrounds[parity].load(std::memory_order_relaxed));
-        all = all && p.ok[parity].load(std::memory_order_relaxed) == 1;
-      }
-      if (!all) {
-        mine->read.consumed.store(s, std::memory_order_release);
-        return false;
-      }
-    }
-    drain(r);
-    mine->read.consumed.store(s, std::memory_order_release);
-  }
-  return true;
-}
-
-}  // namespace
 
 bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
   const int n = st.n, me = st.me;

@@ -10,17 +10,6 @@
 namespace shmcoll_accel {
 namespace {
 
-// (SHMCOLL_ACCEL=0 is honoured inside the set-up, whose verdict every process shares.)
-CommState* Taken(MPI_Comm comm) {
-  CommState* st = GetState(comm);
-  return st && st->taken ? st : nullptr;
-}
-
-inline bool Count(bool taken) {
-  (taken ? g_taken : g_passed).fetch_add(1, std::memory_order_relaxed);
-  return taken;
-}
-
 bool DoAlltoallv(const void* sb, const int* sc, const int* sd, MPI_Datatype st_, void* rb, const int* rc, const int* rd,
                  MPI_Datatype rt, MPI_Comm comm, bool uniform) {
   CommState* st = Taken(comm);
@@ -131,6 +120,7 @@ ACCEL_EXPORT int MPI_Finalize(void) {
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     std::fprintf(stderr, "shmcoll-accel: rank %d: %ld calls taken, %ld passed to the host MPI\n", rank, g_taken.load(),
                  g_passed.load());
+    if (std::strcmp(report, "calls") == 0) ReportCalls(rank);
     std::fflush(stderr);
   }
   UnmapAll();

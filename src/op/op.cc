@@ -9,9 +9,10 @@
 // is allowed; MPI_WCHAR is refused as they refuse it.  MPI_REPLACE and
 // MPI_NO_OP exist for one-sided accumulate only and are refused here.
 //
-// Kernels are plain loops over unaligned element views (a receive buffer at
-// an odd address is legal), which the compiler vectorises for the arithmetic
-// and bitwise cases.  A predefined type is applied in place; a derived type
+// The kernels (op/kernels.h, shared with the accelerator in src/accel) are
+// plain loops over unaligned element views (a receive buffer at an odd
+// address is legal), which the compiler vectorises for the arithmetic and
+// bitwise cases.  A predefined type is applied in place; a derived type
 // whose type map holds one predefined type is packed from both buffers in
 // 64 KiB pieces, combined on the packed form, and unpacked into `inout`, so
 // the holes of `inout` are never written.
@@ -25,6 +26,7 @@
 
 #include "common/status.h"
 #include "dt/datatype.h"
+#include "op/kernels.h"
 #include "runtime/types.h"
 
 namespace shmcoll::op {
@@ -32,7 +34,7 @@ namespace shmcoll::op {
 namespace {
 
 enum Class : uint8_t { kInt = 1, kFloat = 2, kLogical = 4, kComplex = 8, kByte = 16, kPair = 32 };
-enum Kind : uint8_t { kMax, kMin, kSum, kProd, kLand, kBand, kLor, kBor, kLxor, kBxor, kMinloc, kMaxloc };
+using namespace kernels;  // Kind and the element kernels (op/kernels.h)
 
 // Operation index (handle low bits) -> kind and the classes it accepts.
 struct OpInfo {
@@ -92,93 +94,6 @@ UserOp* heldUser(MPI_Op op) {
   const uint32_t i = h & 0xffffff;
   if (i >= userOps().size() || !(userOps()[i].live || userOps()[i].holds)) return nullptr;
   return &userOps()[i];
-}
-
-// ---- element views and kernels ---------------------------------------------------
-
-template <class T>
-struct Un {
-  using type [[gnu::aligned(1), gnu::may_alias]] = T;
-};
-
-template <class T, class F>
-void binary(const void* in, void* io, uint64_t n, F f) {
-  auto* a = static_cast<const typename Un<T>::type*>(in);
-  auto* b = static_cast<typename Un<T>::type*>(io);
-  for (uint64_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
-}
-
-// Integer arithmetic wraps around (done in the unsigned type: signed
-// overflow would be undefined); floating point is plain.
-template <class T, class F>
-inline T wrap(T a, T b, F f) {
-  if constexpr (std::is_integral_v<T>) {
-    // At least unsigned int: narrower unsigned types would promote to int.
-    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-    return static_cast<T>(static_cast<U>(f(static_cast<U>(a), static_cast<U>(b))));
-  } else {
-    return f(a, b);
-  }
-}
-
-template <class T>
-void arith(Kind k, const void* in, void* io, uint64_t n) {
-  switch (k) {
-    case kMax: return binary<T>(in, io, n, [](T a, T b) { return a > b ? a : b; });
-    case kMin: return binary<T>(in, io, n, [](T a, T b) { return a < b ? a : b; });
-    case kSum: return binary<T>(in, io, n, [](T a, T b) { return wrap<T>(a, b, [](auto x, auto y) { return x + y; }); });
-    case kProd: return binary<T>(in, io, n, [](T a, T b) { return wrap<T>(a, b, [](auto x, auto y) { return x * y; }); });
-    case kLand: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>((a != T(0)) && (b != T(0))); });
-    case kLor: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>((a != T(0)) || (b != T(0))); });
-    case kLxor: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>((a != T(0)) != (b != T(0))); });
-    default: break;
-  }
-  if constexpr (std::is_integral_v<T>) {
-    switch (k) {
-      case kBand: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>(a & b); });
-      case kBor: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>(a | b); });
-      case kBxor: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>(a ^ b); });
-      default: break;
-    }
-  }
-}
-
-// Complex numbers as (re, im) pairs of T, read through unaligned views.
-template <class T>
-void complexOp(Kind k, const void* in, void* io, uint64_t n) {
-  auto* a = static_cast<const typename Un<T>::type*>(in);
-  auto* b = static_cast<typename Un<T>::type*>(io);
-  if (k == kSum) {
-    for (uint64_t i = 0; i < 2 * n; ++i) b[i] = a[i] + b[i];
-    return;
-  }
-  for (uint64_t i = 0; i < n; ++i) {
-    const T ar = a[2 * i], ai = a[2 * i + 1], br = b[2 * i], bi = b[2 * i + 1];
-    b[2 * i] = ar * br - ai * bi;
-    b[2 * i + 1] = ar * bi + ai * br;
-  }
-}
-
-// MAXLOC/MINLOC on (value, int index) pairs `stride` bytes apart with the
-// index at byte `idxOff`: the better value wins; equal values keep the
-// smaller index.
-template <class V>
-void loc(Kind k, const char* in, char* io, uint64_t n, size_t stride, size_t idxOff) {
-  for (uint64_t i = 0; i < n; ++i, in += stride, io += stride) {
-    V a, b;
-    int ia, ib;
-    std::memcpy(&a, in, sizeof(V));
-    std::memcpy(&b, io, sizeof(V));
-    std::memcpy(&ia, in + idxOff, sizeof(int));
-    std::memcpy(&ib, io + idxOff, sizeof(int));
-    const bool better = k == kMaxloc ? a > b : a < b;
-    if (better) {
-      std::memcpy(io, &a, sizeof(V));
-      std::memcpy(io + idxOff, &ia, sizeof(int));
-    } else if (a == b && ia < ib) {
-      std::memcpy(io + idxOff, &ia, sizeof(int));
-    }
-  }
 }
 
 // How a predefined (builtin) datatype is combined.

@@ -5,11 +5,15 @@
 # program passes (the programs check their results byte for byte) and every
 # rank's report line says what was expected:
 #   taken     every rank took at least one call (T > 0)
+#   taken:MPI_X,MPI_Y
+#             and every rank took at least one call of each function named
+#             (SHMCOLL_ACCEL_REPORT=calls: a second line with the calls taken
+#             per function)
 #   declined  every rank took none and passed some (T = 0, P > 0)
 #   killed    the program must fail (a rank kills itself): a nonzero exit,
 #             no report expected
 #
-#   tests/accel/run.sh <openmpi|mpich> <accel-dir> <taken|declined|killed> <source.c> <build-dir> <nranks> [args...]
+#   tests/accel/run.sh <openmpi|mpich> <accel-dir> <taken[:MPI_X,...]|declined|killed> <source.c> <build-dir> <nranks> [args...]
 #
 # <accel-dir> holds bin/shmcoll-accel and lib/libshmcoll_accel_<host>.so.
 # Exits 77 (CTest: skipped) when the host's mpicc or launcher is not
@@ -17,6 +21,10 @@
 set -euo pipefail
 lib=$1 accel=$2 expect=$3 src=$4 out=$5 np=$6
 shift 6
+calls=""
+if [[ $expect == *:* ]]; then
+  calls=${expect#*:} expect=${expect%%:*}
+fi
 cc=mpicc.$lib
 case $lib in
   openmpi) run=mpirun.openmpi ;;
@@ -42,17 +50,20 @@ tmp=$(mktemp "$prog.XXXXXX")
 mv -f "$tmp" "$prog"
 
 log=$(mktemp "$out/stderr.XXXXXX")
-trap 'rm -f "$log"' EXIT
-export SHMCOLL_ACCEL_REPORT=1 SHMCOLL_ACCEL_SHOW=1
+# Open MPI's shared-memory files go to a directory of this run's own, removed at the end (deleting
+# vader_segment.* in /dev/shm instead would pull them from under other jobs running at the time)
+vader=$(mktemp -d /dev/shm/accel-run.XXXXXX)
+trap 'rm -f "$log"; rm -rf "$vader"' EXIT
+export SHMCOLL_ACCEL_REPORT=${calls:+calls} SHMCOLL_ACCEL_SHOW=1
+[ -n "$SHMCOLL_ACCEL_REPORT" ] || SHMCOLL_ACCEL_REPORT=1
 rc=0
 case $lib in
   openmpi)
     # Root in CI; more ranks than cores; the shared-memory and self transports only.
     export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
-    export OMPI_MCA_mpi_yield_when_idle=1
+    export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl_vader_backing_directory=$vader
     "$accel/bin/shmcoll-accel" "$run" --allow-run-as-root --oversubscribe --bind-to none -np "$np" "$prog" "$@" \
       2> >(tee "$log" >&2) || rc=$?
-    find /dev/shm -maxdepth 1 -name 'vader_segment.*' -user "$(id -u)" -delete 2>/dev/null || true
     ;;
   mpich)
     "$accel/bin/shmcoll-accel" "$run" -n "$np" "$prog" "$@" 2> >(tee "$log" >&2) || rc=$?
@@ -90,10 +101,18 @@ for ((r = 0; r < np; ++r)); do
     taken) [ "$t" -gt 0 ] || { echo "accel: rank $r took no call"; bad=1; } ;;
     declined) [ "$t" -eq 0 ] && [ "$p" -gt 0 ] || { echo "accel: rank $r: expected every call declined: $line"; bad=1; } ;;
   esac
+  # "shmcoll-accel: rank R: taken: MPI_X=N MPI_Y=M ..."
+  per=$(grep -E "^shmcoll-accel: rank $r: taken:" "$log" || true)
+  for fn in ${calls//,/ }; do
+    if ! [[ " ${per#*taken:} " =~ \ $fn=[1-9][0-9]*\  ]]; then
+      echo "accel: rank $r took no call of $fn: ${per:-no per-function line}"
+      bad=1
+    fi
+  done
 done
 if leftover; then
   echo "accel: a segment name was left in /dev/shm"
   bad=1
 fi
-[ "$bad" -eq 0 ] && echo "accel: $lib $(basename "$prog") n=$np: results right, report as expected ($expect)"
+[ "$bad" -eq 0 ] && echo "accel: $lib $(basename "$prog") n=$np: results right, report as expected ($expect${calls:+: $calls})"
 exit "$bad"

@@ -1,0 +1,203 @@
+// MPI_Allreduce, MPI_Reduce and MPI_Reduce_scatter_block on one node: the
+// predefined operations on predefined types (optable.cc), through the
+// segment's rounds (rounds.h).  Anything else -- a user operation, a derived
+// or unmapped type, a negative count, an invalid root, MPI_IN_PLACE where the
+// standard does not allow it -- is declined by every rank together in round
+// 0, before any receive buffer is written, and goes to the host.
+//
+// Every element is folded in rank order, a0 (op) (a1 (op) (... a(n-1))),
+// whichever rank folds it and however the block is cut, so results do not
+// depend on timing or on the path and are identical on every rank.
+//
+// Allreduce and reduce, two paths chosen by the block's bytes B:
+//  - B below SHMCOLL_ACCEL_REDUCE_SPLIT (bytes, k/m/g suffixes; default 8 KiB): one round per
+//    piece; every rank posts its piece and each rank that delivers a result
+//    (all of them for allreduce, the root for reduce) folds the n pieces
+//    itself.  One wait per piece; n * B bytes read by each folding rank.
+//  - otherwise, reduce-scatter then gather, pipelined: a half-slot holds a
+//    piece of my contribution (region C) and my folded slice of the previous
+//    piece (region R).  In round r each rank posts piece r, folds slice `me`
+//    of piece r (1/n of it) from every rank's C into its R of the other
+//    half, and copies every rank's slice of piece r-1 from their R into its
+//    result.  Pieces + 1 rounds; each rank folds B / n bytes and reads about
+//    2 B, whatever n.
+// Reduce_scatter_block: like alltoall, a half holds n sub-pieces, sub-piece
+// j of block j; rank j folds block j from every slot straight into its
+// receive buffer.  One round per piece; each rank reads n * count bytes.
+#include <cstdlib>
+#include <cstring>
+
+#include "accel.h"
+#include "rounds.h"
+
+namespace shmcoll_accel {
+namespace {
+
+// Blocks of at least this many bytes are split across the ranks (see above).
+size_t SplitBytes() {
+  static const size_t bytes = [] {
+    const char* e = std::getenv("SHMCOLL_ACCEL_REDUCE_SPLIT");
+    if (!e || !*e) return static_cast<size_t>(8192);
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(e, &end, 0);
+    const char unit = end ? *end | 0x20 : 0;  // k, m, g in either case
+    return static_cast<size_t>(v << (unit == 'k' ? 10 : unit == 'm' ? 20 : unit == 'g' ? 30 : 0));
+  }();
+  return bytes;
+}
+
+// Rank r's half-slot of parity p.
+inline char* HalfOf(const CommState& st, int r, uint64_t p) {
+  return st.base + sizeof(RankFlags) * st.n + st.slot * static_cast<size_t>(r) + (p & 1) * st.half();
+}
+
+// out = a0 (op) (a1 (op) ... a(n-1)) over `elems` elements, where a(j) is at
+// src(j) + byte offset `at`; out may be a receive buffer (never one of the a(j)).
+template <class Src>
+void FoldAll(const CommState& st, const Fold& f, Src src, size_t at, char* out, size_t elems) {
+  if (elems == 0) return;
+  std::memcpy(out, src(st.n - 1) + at, elems * f.extent);
+  for (int j = st.n - 2; j >= 0; --j) f.apply(src(j) + at, out, elems);
+}
+
+// Allreduce (root < 0) or reduce to `root`: `in` is this rank's contribution
+// and `out` its result (used where this rank delivers one).
+bool ReduceRounds(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok) {
+  const int n = st.n, me = st.me;
+  const bool deliver = root < 0 || root == me;
+  const size_t ext = f.extent ? f.extent : 1, bytes = count * ext;
+  if (bytes < SplitBytes()) {
+    const size_t per = st.half() / ext;  // elements per piece
+    const uint64_t need = ok ? std::max<uint64_t>(1, RoundsFor(count, per)) : 1;
+    auto fill = [&](uint64_t r) {
+      size_t off, len = Piece(count, r, per, &off);
+      if (len) std::memcpy(st.slot_of(me), in + off * ext, len * ext);
+    };
+    auto drain = [&](uint64_t r) {
+      size_t off, len = Piece(count, r, per, &off);
+      if (deliver)
+        FoldAll(
+            st, f, [&](int j) { return st.slot_of(j); }, 0, out + off * ext, len);
+    };
+    return RunRounds(st, need, ok, fill, drain);
+  }
+  // per: elements per piece, so that C (per) and R (a slice, per / n rounded up) fit in a half
+  const size_t h = st.half() / ext;
+  size_t per = h * static_cast<size_t>(n) / (n + 1);
+  while (per > 1 && per + (per + n - 1) / n > h) --per;
+  const size_t pieces = RoundsFor(count, per), rpos = per * ext;
+  auto slice = [&](size_t len, int j, size_t* lo) {
+    *lo = len * static_cast<size_t>(j) / n;
+    return len * static_cast<size_t>(j + 1) / n - *lo;
+  };
+  auto fill = [&](uint64_t r) {
+    size_t off, len = Piece(count, r, per, &off);
+    if (len) std::memcpy(st.slot_of(me), in + off * ext, len * ext);
+  };
+  auto drain = [&](uint64_t r) {
+    size_t off, len, lo, sl;
+    if (r >= 1 && deliver) {  // the slices of piece r - 1, folded in the last round
+      len = Piece(count, r - 1, per, &off);
+      for (int k = 0; k < n; ++k) {
+        const int j = (me + k) % n;
+        if ((sl = slice(len, j, &lo))) std::memcpy(out + (off + lo) * ext, HalfOf(st, j, st.seq) + rpos, sl * ext);
+      }
+    }
+    len = Piece(count, r, per, &off);
+    if ((sl = slice(len, me, &lo)))
+      FoldAll(
+          st, f, [&](int j) { return st.slot_of(j); }, lo * ext, HalfOf(st, me, st.seq + 1) + rpos, sl);
+  };
+  return RunRounds(st, ok && count ? pieces + 1 : 1, ok, fill, drain);
+}
+
+bool ReduceScatterRounds(CommState& st, const char* in, char* out, size_t count, const Fold& f, bool ok) {
+  const int n = st.n, me = st.me;
+  const size_t ext = f.extent ? f.extent : 1, block = count * ext;
+  const size_t per = st.half() / static_cast<size_t>(n) / ext;  // elements per sub-piece
+  const uint64_t need = ok ? std::max<uint64_t>(1, RoundsFor(count, per)) : 1;
+  auto fill = [&](uint64_t r) {
+    size_t off, len = Piece(count, r, per, &off);
+    if (len)
+      for (int j = 0; j < n; ++j) std::memcpy(st.slot_of(me) + per * ext * j, in + block * j + off * ext, len * ext);
+  };
+  auto drain = [&](uint64_t r) {
+    size_t off, len = Piece(count, r, per, &off);
+    FoldAll(
+        st, f, [&](int j) { return st.slot_of(j); }, per * ext * me, out + off * ext, len);
+  };
+  return RunRounds(st, need, ok, fill, drain);
+}
+
+// Local verdict on the arguments; *fold is set when true.
+bool Accept(const void* in, const void* out, int count, MPI_Datatype type, MPI_Op op, bool delivers, Fold* fold) {
+  if (count < 0 || !FindFold(op, type, fold)) return false;
+  if (count == 0) return true;
+  // (a null buffer or a send buffer that is the receive buffer: the host reports the error)
+  return in != nullptr && (!delivers || (out != nullptr && out != in));
+}
+
+}  // namespace
+}  // namespace shmcoll_accel
+
+using namespace shmcoll_accel;
+
+#define ACCEL_EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+
+ACCEL_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm) {
+  CommState* st = Taken(comm);
+  bool taken = false;
+  if (st) {
+    Fold f;
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    const void* in = in_place ? recvbuf : sendbuf;
+    const bool ok = in_place ? Accept(in, nullptr, count, datatype, op, false, &f)
+                             : Accept(in, recvbuf, count, datatype, op, true, &f);
+    taken = ReduceRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), ok ? count : 0, f, -1, ok);
+  }
+  if (Count(taken)) return MPI_SUCCESS;
+  return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+ACCEL_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                            MPI_Comm comm) {
+  CommState* st = Taken(comm);
+  bool taken = false;
+  if (st) {
+    Fold f;
+    // root is the same on every rank (else the program is erroneous): an invalid one is declined by all;
+    // MPI_IN_PLACE is the root's only
+    const bool valid_root = root >= 0 && root < st->n, am_root = root == st->me;
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    const void* in = in_place ? recvbuf : sendbuf;
+    bool ok = valid_root && (!in_place || am_root);
+    ok = ok && (in_place ? Accept(in, nullptr, count, datatype, op, false, &f)
+                         : Accept(in, recvbuf, count, datatype, op, am_root, &f));
+    taken = ReduceRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), ok ? count : 0, f,
+                         valid_root ? root : 0, ok);
+  }
+  if (Count(taken)) return MPI_SUCCESS;
+  return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+ACCEL_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                                          MPI_Op op, MPI_Comm comm) {
+  CommState* st = Taken(comm);
+  bool taken = false;
+  if (st) {
+    Fold f;
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    const void* in = in_place ? recvbuf : sendbuf;
+    const bool ok = in_place ? Accept(in, nullptr, recvcount, datatype, op, false, &f)
+                             : Accept(in, recvbuf, recvcount, datatype, op, true, &f);
+    taken =
+        ReduceScatterRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), ok ? recvcount : 0, f, ok);
+  }
+  if (Count(taken)) return MPI_SUCCESS;
+  return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+}  // extern "C"
