@@ -30,11 +30,14 @@ case $lib in
     # One-sided windows (osc/rdma over vader) need vader's single-copy
     # mechanism, without which MPI_Win_create fails: the rma_* programs use cma.
     case $(basename "$src") in rma_*) export OMPI_MCA_btl_vader_single_copy_mechanism=cma ;; esac
+    # Open MPI leaves its segment behind when a run aborts: its segments go
+    # to a directory of this run's own, removed at the end (removing every
+    # vader_segment.* in /dev/shm would pull them from under other jobs).
+    vader=$(mktemp -d /dev/shm/crosslib-run.XXXXXX)
+    export OMPI_MCA_btl_vader_backing_directory=$vader
     rc=0
     "$run" --allow-run-as-root --oversubscribe -np "$np" "$prog" "$@" || rc=$?
-    # Open MPI leaves its segment behind when a run aborts (these tests run
-    # one at a time, RUN_SERIAL).
-    find /dev/shm -maxdepth 1 -name 'vader_segment.*' -user "$(id -u)" -delete 2>/dev/null || true
+    rm -rf "$vader"
     exit $rc
     ;;
   mpich)
