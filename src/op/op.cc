@@ -11,8 +11,10 @@
 //
 // Kernels are plain loops over unaligned element views (a receive buffer at
 // an odd address is legal), which the compiler vectorises for the arithmetic
-// and bitwise cases.  A predefined type is applied in place; a derived type
-// whose type map holds one predefined type is packed from both buffers in
+// and bitwise cases (kernels_impl.h); those are also built for AVX2
+// (op_avx2.cc), chosen once when the CPU has it (op/kernels.h).  A
+// predefined type is applied in place; a derived type whose type map holds
+// one predefined type is packed from both buffers in
 // 64 KiB pieces, combined on the packed form, and unpacked into `inout`, so
 // the holes of `inout` are never written.
 #include "op/op.h"
@@ -24,7 +26,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "copy/copy.h"
 #include "dt/datatype.h"
+#include "op/kernels_impl.h"
 #include "runtime/types.h"
 
 namespace shmcoll::op {
@@ -32,7 +36,6 @@ namespace shmcoll::op {
 namespace {
 
 enum Class : uint8_t { kInt = 1, kFloat = 2, kLogical = 4, kComplex = 8, kByte = 16, kPair = 32 };
-enum Kind : uint8_t { kMax, kMin, kSum, kProd, kLand, kBand, kLor, kBor, kLxor, kBxor, kMinloc, kMaxloc };
 
 // Operation index (handle low bits) -> kind and the classes it accepts.
 struct OpInfo {
@@ -94,54 +97,7 @@ UserOp* heldUser(MPI_Op op) {
   return &userOps()[i];
 }
 
-// ---- element views and kernels ---------------------------------------------------
-
-template <class T>
-struct Un {
-  using type [[gnu::aligned(1), gnu::may_alias]] = T;
-};
-
-template <class T, class F>
-void binary(const void* in, void* io, uint64_t n, F f) {
-  auto* a = static_cast<const typename Un<T>::type*>(in);
-  auto* b = static_cast<typename Un<T>::type*>(io);
-  for (uint64_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
-}
-
-// Integer arithmetic wraps around (done in the unsigned type: signed
-// overflow would be undefined); floating point is plain.
-template <class T, class F>
-inline T wrap(T a, T b, F f) {
-  if constexpr (std::is_integral_v<T>) {
-    // At least unsigned int: narrower unsigned types would promote to int.
-    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-    return static_cast<T>(static_cast<U>(f(static_cast<U>(a), static_cast<U>(b))));
-  } else {
-    return f(a, b);
-  }
-}
-
-template <class T>
-void arith(Kind k, const void* in, void* io, uint64_t n) {
-  switch (k) {
-    case kMax: return binary<T>(in, io, n, [](T a, T b) { return a > b ? a : b; });
-    case kMin: return binary<T>(in, io, n, [](T a, T b) { return a < b ? a : b; });
-    case kSum: return binary<T>(in, io, n, [](T a, T b) { return wrap<T>(a, b, [](auto x, auto y) { return x + y; }); });
-    case kProd: return binary<T>(in, io, n, [](T a, T b) { return wrap<T>(a, b, [](auto x, auto y) { return x * y; }); });
-    case kLand: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>((a != T(0)) && (b != T(0))); });
-    case kLor: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>((a != T(0)) || (b != T(0))); });
-    case kLxor: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>((a != T(0)) != (b != T(0))); });
-    default: break;
-  }
-  if constexpr (std::is_integral_v<T>) {
-    switch (k) {
-      case kBand: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>(a & b); });
-      case kBor: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>(a | b); });
-      case kBxor: return binary<T>(in, io, n, [](T a, T b) { return static_cast<T>(a ^ b); });
-      default: break;
-    }
-  }
-}
+// ---- kernels (kernels_impl.h: the arithmetic and bitwise ones) -----------------------
 
 // Complex numbers as (re, im) pairs of T, read through unaligned views.
 template <class T>
@@ -188,11 +144,27 @@ struct Basic {
   // packed form (matters for the pair types only, whose memory form has padding).
   void (*fn)(Kind k, const void* in, void* io, uint64_t n, bool packed) = nullptr;
   uint64_t packedSize = 0;
+  ArithFn arith = nullptr;  // the arithmetic types' kernel (fn is then nullptr)
+
+  void run(Kind k, const void* in, void* io, uint64_t n, bool packed) const {
+    if (arith)
+      arith(k, in, io, n);
+    else
+      fn(k, in, io, n, packed);
+  }
+  bool defined() const { return fn || arith; }
 };
 
+// The arithmetic kernel for T: the AVX2 build when the CPU runs it (decided
+// once, when the table below is built), else the baseline.
 template <class T>
 Basic arithBasic(uint8_t cls) {
-  return {cls, [](Kind k, const void* in, void* io, uint64_t n, bool) { arith<T>(k, in, io, n); }, sizeof(T)};
+  static const bool kAvx2 = copy::supported(copy::Kernel::kAvx2);
+  ArithFn f = nullptr;
+  if constexpr (std::is_integral_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>)
+    if (kAvx2) f = arithAvx2(sizeof(T), std::is_floating_point_v<T>, std::is_signed_v<T>);
+  if (!f) f = arith<T>;
+  return {cls, nullptr, sizeof(T), f};
 }
 template <class T>
 Basic complexBasic() {
@@ -263,7 +235,7 @@ const Basic* basicOf(MPI_Datatype h) {
   }();
   if (rt::builtinSize(h) == 0) return nullptr;
   const uint32_t id = static_cast<uint32_t>(h) & 0xff;
-  if (id >= table.size() || !table[id].fn) return nullptr;
+  if (id >= table.size() || !table[id].defined()) return nullptr;
   return &table[id];
 }
 
@@ -355,7 +327,7 @@ void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype 
   if (!info) return;
   if (t->builtin) {
     const Basic* b = basicOf(type);
-    if (b) b->fn(info->kind, in, inout, count, false);
+    if (b) b->run(info->kind, in, inout, count, false);
     return;
   }
   // A derived type of one predefined type: combine on the packed form.
@@ -369,7 +341,7 @@ void apply(MPI_Op op, const void* in, void* inout, uint64_t count, MPI_Datatype 
     const uint64_t len = std::min(piece, total - pos);
     ci.pack(pos, pa.data(), len);
     co.pack(pos, pb.data(), len);
-    b->fn(info->kind, pa.data(), pb.data(), len / b->packedSize, true);
+    b->run(info->kind, pa.data(), pb.data(), len / b->packedSize, true);
     co.unpack(pos, pb.data(), len);
   }
 }
@@ -384,7 +356,7 @@ void applyPacked(MPI_Op op, const void* in, void* inout, uint64_t bytes, int bas
   }
   const OpInfo* info = predefined(op);
   const Basic* b = basicOf(basic);
-  if (info && b) b->fn(info->kind, in, inout, bytes / b->packedSize, true);
+  if (info && b) b->run(info->kind, in, inout, bytes / b->packedSize, true);
 }
 
 // ---- user operations (used by api/op.cc) ----------------------------------------------
