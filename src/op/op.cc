@@ -14,9 +14,9 @@
 // and bitwise cases (kernels_impl.h); those are also built for AVX2
 // (op_avx2.cc), chosen once when the CPU has it (op/kernels.h).  A
 // predefined type is applied in place; a derived type whose type map holds
-// one predefined type is packed from both buffers in
-// 64 KiB pieces, combined on the packed form, and unpacked into `inout`, so
-// the holes of `inout` are never written.
+// one predefined type is packed from both buffers in 64 KiB pieces, combined
+// on the packed form, and unpacked into `inout`, so the holes of `inout` are
+// never written.
 #include "op/op.h"
 
 #include <algorithm>
