@@ -95,8 +95,7 @@ static void run(MPI_Win win, unsigned char *mem, int du, const char *flavor) {
                "MPI_Put past the window's end");
   expect_error(MPI_Put(src[kLockEnd], 4, MPI_BYTE, t, -1, 4, MPI_BYTE, win), MPI_ERR_RMA_RANGE, flavor,
                "MPI_Put at a negative displacement");
-  expect_error(MPI_Put(src[kLockEnd], 4, MPI_BYTE, n, 0, 4, MPI_BYTE, win), MPI_ERR_RANK, flavor,
-               "MPI_Put to rank n");
+  expect_error(MPI_Put(src[kLockEnd], 4, MPI_BYTE, n, 0, 4, MPI_BYTE, win), MPI_ERR_RANK, flavor, "MPI_Put to rank n");
   TU_CALL(MPI_Win_unlock(t, win));
 
   /* lock_all and flushes: a put, then the whole window read back */
