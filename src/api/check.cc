@@ -29,15 +29,12 @@ int engine(const Call& call, int rc) {
   return fail(call, rc, "%s", why.c_str());
 }
 
-int win(const Call& call, const char* arg, MPI_Win h, rt::Win** out) {
-  if (!active()) return cold::notInitialized(call);
-  *out = rt::win(h);
-  if (*out) return MPI_SUCCESS;
+namespace cold {
+
+int badWin(const Call& call, const char* arg, MPI_Win h) {
   return raisef(kNoComm, call.fn, MPI_ERR_WIN, "%s = %#x is %s", arg, static_cast<unsigned>(h),
                 h == MPI_WIN_NULL ? "MPI_WIN_NULL" : "not a valid window (never created, or freed)");
 }
-
-namespace cold {
 
 int notInitialized(const Call& call) {
   return raisef(kNoComm, call.fn, MPI_ERR_OTHER, "called outside MPI_Init ... MPI_Finalize");

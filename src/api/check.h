@@ -27,10 +27,7 @@
 #include "runtime/comm.h"
 #include "runtime/info.h"
 #include "runtime/types.h"
-
-namespace shmcoll::rt {
-struct Win;
-}
+#include "runtime/win.h"
 
 namespace shmcoll::api::check {
 
@@ -45,6 +42,7 @@ namespace shmcoll::api::check {
 namespace cold {
 [[gnu::cold]] int notInitialized(const Call& call);
 [[gnu::cold]] int badComm(const Call& call, const char* arg, MPI_Comm h);
+[[gnu::cold]] int badWin(const Call& call, const char* arg, MPI_Win h);
 [[gnu::cold]] int isNull(const Call& call, const char* arg);
 [[gnu::cold]] int negative(const Call& call, int cls, const char* arg, int64_t n);
 [[gnu::cold]] int negativeAt(const Call& call, const char* arg, uint32_t i, int64_t n);
@@ -123,7 +121,19 @@ inline int typeAt(const Call& call, const char* array, uint64_t i, MPI_Datatype 
 int op(const Call& call, MPI_Op op, const dt::Type* t);
 
 // A valid window (MPI_ERR_WIN), and MPI is initialized.
-int win(const Call& call, const char* arg, MPI_Win h, rt::Win** out);
+// (The window of the last look-up, rt::gLastWin, exists only while MPI is
+// active: MPI_Finalize clears it.  Otherwise the slow look-up asks.)
+inline int win(const Call& call, const char* arg, MPI_Win h, rt::Win** out) {
+  rt::Win* w = rt::gLastWin;
+  if (w && w->handle == h) [[likely]] {
+    *out = w;
+    return MPI_SUCCESS;
+  }
+  if (!active()) [[unlikely]]
+    return cold::notInitialized(call);
+  *out = rt::findWin(h);
+  return *out ? MPI_SUCCESS : cold::badWin(call, arg, h);
+}
 
 // A valid group (MPI_ERR_GROUP).
 int group(const Call& call, const char* arg, MPI_Group h, rt::Group** out);

@@ -127,10 +127,12 @@ int combine(Call& call, rt::Win* w, const Target& t, uint64_t count, const dt::T
   const uint64_t bytes = count * tt->size;
   if (bytes == 0) return MPI_SUCCESS;
   if (int rc = rt::winAccLock(*w, t.rank)) return check::engine(call, rc);
+  w->pending = true;
   int rc = 0;
   char* view = op != MPI_REPLACE && op != MPI_NO_OP ? rt::winContiguousView(*w, t.rank, t.addr, count, tt) : nullptr;
-  if (view && origin < view + bytes && view < origin + bytes) view = nullptr;  // (overlapping: the copies keep it exact)
-  if (view) {  // in place: no copy of the target out and back
+  if (view && origin < view + bytes && view < origin + bytes)
+    view = nullptr;  // (overlapping: the copies keep it exact)
+  if (view) {        // in place: no copy of the target out and back
     if (result) {
       if (rtype->contiguous)
         memcpy(static_cast<char*>(result) + rtype->trueLb, view, bytes);
@@ -156,6 +158,37 @@ int combine(Call& call, rt::Win* w, const Target& t, uint64_t count, const dt::T
   }
   rt::winAccUnlock(*w, t.rank);
   return rc ? check::engine(call, rc) : MPI_SUCCESS;
+}
+
+// The common case of MPI_Put and MPI_Get, decided in one pass: the target
+// type contiguous, a member whose window memory this process maps (not a
+// dynamic window), an access epoch open to it (`passive`: a lock epoch), and
+// `bytes` (> 0) inside its window.  Returns where those bytes lie here, or
+// nullptr: then the general path runs every check in order and reports the
+// first that fails.
+inline char* directTarget(const rt::Win* w, int rank, MPI_Aint disp, const dt::Type* tt, uint64_t bytes, bool passive) {
+  const uint32_t r = static_cast<uint32_t>(rank);  // (MPI_PROC_NULL and negative ranks fail the bound)
+  if (r >= w->nranks || !tt->contiguous || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return nullptr;
+  const rt::WinPeer& p = w->peers[r];
+  if (!p.direct) return nullptr;
+  if (!(w->lockAll || w->locked[r]) && (passive || !(w->fenceOpen || (w->started && w->inStart[r])))) return nullptr;
+  int64_t off;
+  if (__builtin_mul_overflow(static_cast<int64_t>(disp), static_cast<int64_t>(p.dispUnit), &off) ||
+      __builtin_add_overflow(off, tt->trueLb, &off) || off < 0 || static_cast<uint64_t>(off) > p.size ||
+      bytes > p.size - static_cast<uint64_t>(off))
+    return nullptr;
+  return p.direct + off;
+}
+
+// The byte count of a put or get the fast path takes, or 0: both sides
+// describe the same bytes (no overflow), the origin is contiguous and not
+// NULL or MPI_IN_PLACE.
+inline uint64_t plainBytes(const void* buf, uint64_t ocount, const dt::Type* ot, uint64_t tcount, const dt::Type* tt) {
+  uint64_t b, tb;
+  if (__builtin_mul_overflow(ocount, ot->size, &b) || __builtin_mul_overflow(tcount, tt->size, &tb) || b != tb ||
+      !ot->contiguous || !buf || buf == MPI_IN_PLACE)
+    return 0;
+  return b;
 }
 
 void completeRequest(Call& call, MPI_Request* request) { *request = newRequest(new DoneRequest, kNoComm, call.fn); }
@@ -187,12 +220,20 @@ int transferArgs(Call& call, const void* origin, uint64_t ocount, const dt::Type
 template <class C>
 int put(Call& call, const void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
         const dt::Type* ttype, rt::Win* w, bool passive = false) {
+  if (const uint64_t bytes =
+          plainBytes(origin, static_cast<uint64_t>(ocount), otype, static_cast<uint64_t>(tcount), ttype))
+    if (char* to = directTarget(w, rank, disp, ttype, bytes, passive)) {
+      memmove(to, static_cast<const char*>(origin) + otype->trueLb, bytes);  // (a rank may put from its own window)
+      w->pending = true;
+      return MPI_SUCCESS;
+    }
   Target t;
-  uint64_t bytes;
+  uint64_t moved;
   SHMCOLL_CHECK(transferArgs(call, origin, static_cast<uint64_t>(ocount), otype, rank, disp,
-                             static_cast<uint64_t>(tcount), ttype, w, passive, &t, &bytes));
-  if (bytes == 0) return MPI_SUCCESS;
+                             static_cast<uint64_t>(tcount), ttype, w, passive, &t, &moved));
+  if (moved == 0) return MPI_SUCCESS;
   const char* src = packOrigin(origin, static_cast<uint64_t>(ocount), otype, 0);
+  w->pending = true;
   if (int rc = rt::winWrite(*w, t.rank, t.addr, static_cast<uint64_t>(tcount), ttype, src))
     return check::engine(call, rc);
   return MPI_SUCCESS;
@@ -201,11 +242,19 @@ int put(Call& call, const void* origin, C ocount, const dt::Type* otype, int ran
 template <class C>
 int get(Call& call, void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
         const dt::Type* ttype, rt::Win* w, bool passive = false) {
+  if (const uint64_t size =
+          plainBytes(origin, static_cast<uint64_t>(ocount), otype, static_cast<uint64_t>(tcount), ttype))
+    if (const char* from = directTarget(w, rank, disp, ttype, size, passive)) {
+      memmove(static_cast<char*>(origin) + otype->trueLb, from, size);
+      w->pending = true;
+      return MPI_SUCCESS;
+    }
   Target t;
   uint64_t bytes;
   SHMCOLL_CHECK(transferArgs(call, origin, static_cast<uint64_t>(ocount), otype, rank, disp,
                              static_cast<uint64_t>(tcount), ttype, w, passive, &t, &bytes));
   if (bytes == 0) return MPI_SUCCESS;
+  w->pending = true;
   char* dst = otype->contiguous ? static_cast<char*>(origin) + otype->trueLb : stage(0, bytes);
   if (int rc = rt::winRead(*w, t.rank, t.addr, static_cast<uint64_t>(tcount), ttype, dst))
     return check::engine(call, rc);
@@ -285,6 +334,7 @@ int compareAndSwap(Call& call, const void* origin, const void* compare, void* re
        {std::pair<const char*, const void*>{"origin_addr", origin}, {"compare_addr", compare}, {"result_addr", result}})
     SHMCOLL_CHECK(check::buffer(call, arg, p, 1, type));
   if (int rc = rt::winAccLock(*w, t.rank)) return check::engine(call, rc);
+  w->pending = true;
   char old[64];
   int rc = rt::winRead(*w, t.rank, t.addr, 1, type, old);
   if (rc == 0 && memcmp(old, compare, type->size) == 0) rc = rt::winWrite(*w, t.rank, t.addr, 1, type, origin);

@@ -108,24 +108,36 @@ int winUnlockAll(Call& call, rt::Win* w) {
   return MPI_SUCCESS;
 }
 
-// MPI_Win_flush and MPI_Win_flush_local: the operations are done already.
+// The fence a flush owes: the operations are done already, and their
+// stores need ordering before what follows only if one ran since the last
+// fence (an unlock, a fence and a flush all order everything before them).
+namespace {
+void flushPending(rt::Win* w) {
+  if (!w->pending) return;
+  rt::fullFence();
+  w->pending = false;
+}
+}  // namespace
+
+// MPI_Win_flush and MPI_Win_flush_local.
 int winFlush(Call& call, int rank, rt::Win* w) {
   SHMCOLL_CHECK(rankArg(call, w, rank));
   if (!w->lockAll && !w->locked[rank])
     return check::fail(call, MPI_ERR_RMA_SYNC, "rank = %d: no passive-target epoch is open to that target", rank);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  flushPending(w);
   return MPI_SUCCESS;
 }
 
 int winFlushAll(Call& call, rt::Win* w) {
   if (!w->lockAll && !w->locksHeld)
     return check::fail(call, MPI_ERR_RMA_SYNC, "no passive-target epoch is open on win");
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  flushPending(w);
   return MPI_SUCCESS;
 }
 
-int winSync(Call&, rt::Win*) {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+int winSync(Call&, rt::Win* w) {
+  rt::fullFence();
+  w->pending = false;
   return MPI_SUCCESS;
 }
 

@@ -17,6 +17,7 @@
 #include "os/shared_heap.h"
 #include "p2p/p2p.h"
 #include "runtime/comm.h"
+#include "runtime/win.h"
 #include "transport/pull.h"
 #include "wait/wait.h"
 
@@ -224,6 +225,7 @@ int finalize() {
   int rc = coll::barrierOn(worldTeam());
   c.eng.self()->state.store(segment::kFinalized, std::memory_order_release);
   c.finalized = true;
+  gLastWin = nullptr;  // (check::win trusts a cached window to mean MPI is active)
   return rc;
 }
 

@@ -73,7 +73,7 @@ size_t liveHandles() {
   return n;
 }
 
-const Type* type(int handle) {
+const Type* typeSlow(int handle) {
   if (const Type* b = builtinType(handle)) return b;
   return userType(handle);
 }
@@ -112,8 +112,7 @@ template <class A, class B>
 Type pair(int handle, const char* name) {
   using P = PairOf<A, B>;
   return named(handle, name, sizeof(P), alignof(P),
-                     {{static_cast<int64_t>(offsetof(P, a)), sizeof(A)},
-                      {static_cast<int64_t>(offsetof(P, b)), sizeof(B)}});
+               {{static_cast<int64_t>(offsetof(P, a)), sizeof(A)}, {static_cast<int64_t>(offsetof(P, b)), sizeof(B)}});
 }
 
 std::array<Type, SHMCOLL_DT_BUILTIN_COUNT> buildTable() {
@@ -166,8 +165,17 @@ std::array<Type, SHMCOLL_DT_BUILTIN_COUNT> buildTable() {
 
 }  // namespace
 
-const Type* builtinType(int handle) {
+namespace {
+const std::array<Type, SHMCOLL_DT_BUILTIN_COUNT>& builtinTable() {
   static const std::array<Type, SHMCOLL_DT_BUILTIN_COUNT> kTable = buildTable();
+  return kTable;
+}
+}  // namespace
+
+const Type* gBuiltinTypes = builtinTable().data();
+
+const Type* builtinType(int handle) {
+  const auto& kTable = builtinTable();
   if ((static_cast<uint32_t>(handle) >> 24) != 0x31) return nullptr;
   uint32_t id = static_cast<uint32_t>(handle) & 0xff;
   if (id == 0 || id >= kTable.size() || kTable[id].handle != handle) return nullptr;

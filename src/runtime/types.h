@@ -4,6 +4,9 @@
 // handle, which look-ups read without a lock.
 #pragma once
 
+#include <mpi.h>
+
+#include <cstdint>
 #include <mutex>
 
 #include "dt/datatype.h"
@@ -14,10 +17,27 @@ using dt::Type;
 
 // The type behind `handle` (predefined or user, committed or not); nullptr
 // for MPI_DATATYPE_NULL or garbage.
-const Type* type(int handle);
+// A predefined handle resolves inline (a compare and an index into the
+// table); others go to typeSlow().
+inline const Type* type(int handle);
+const Type* typeSlow(int handle);
 
 // The predefined type for `handle`, or nullptr.
 const Type* builtinType(int handle);
+
+// The predefined types' table, indexed by the handle's low byte; set when
+// the library loads (nullptr before: then typeSlow() builds it).
+extern const Type* gBuiltinTypes;
+
+inline const Type* type(int handle) {
+  const uint32_t u = static_cast<uint32_t>(handle);
+  const Type* table = gBuiltinTypes;
+  if ((u >> 24) == 0x31 && table) [[likely]] {
+    const uint32_t id = u & 0xff;
+    return id != 0 && id < SHMCOLL_DT_BUILTIN_COUNT && table[id].handle == handle ? &table[id] : nullptr;
+  }
+  return typeSlow(handle);
+}
 
 // Byte size of one element of a predefined type's handle without a table
 // look-up (the size lives in the handle bits); 0 if `handle` is not predefined.

@@ -63,8 +63,17 @@ char* segmentView(uint32_t world, uint64_t addr, uint64_t len) {
   return wd.seg.base() + (addr - c->mapBase);
 }
 
-void wakeMembers(const Win& w) {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+// Wakes the members that sleep in a wait on this window.  `fenced`: the
+// caller's last write was a sequentially consistent read-modify-write,
+// which on x86-64 (a locked instruction) is the full barrier the sleeping
+// flags need already.
+void wakeMembers(const Win& w, bool fenced = false) {
+#if defined(__x86_64__)
+  if (!fenced) fullFence();
+#else
+  (void)fenced;
+  fullFence();
+#endif
   const transport::World& wd = transport::world();
   for (uint32_t r = 0; r < w.nranks; ++r)
     if (r != w.rank) wait::wakeIfSleeping(wd.seg.ctl(w.peers[r].world));
@@ -137,11 +146,15 @@ WinRegion* Win::regions(uint32_t r) const {
   return reinterpret_cast<WinRegion*>(map + regionOffset(nranks)) + uint64_t{r} * kMaxAttach;
 }
 
-Win* win(MPI_Win h) {
+Win* gLastWin = nullptr;
+
+Win* findWin(MPI_Win h) {
   const uint32_t u = static_cast<uint32_t>(h);
   if ((u & ~kMaxSerial) != kWinKind) return nullptr;
   auto it = gWins.find(u & kMaxSerial);
-  return it == gWins.end() ? nullptr : it->second;
+  if (it == gWins.end()) return nullptr;
+  gLastWin = it->second;
+  return it->second;
 }
 
 int createWin(Comm& parent, const WinArgs& a, Win** out) {
@@ -245,6 +258,7 @@ int freeWin(Win* w) {
   munmap(w->map, w->mapBytes);
   const int rc2 = freeComm(w->comm);
   gWins.erase(static_cast<uint32_t>(w->handle) & kMaxSerial);
+  if (gLastWin == w) gLastWin = nullptr;
   delete w;
   return rc ? rc : rc2;
 }
@@ -381,10 +395,10 @@ int winLock(Win& w, uint32_t r, int type) {
 void winUnlock(Win& w, uint32_t r, int type) {
   std::atomic<uint32_t>& word = w.ctl(r)->lock;
   if (type == MPI_LOCK_EXCLUSIVE)
-    word.store(0, std::memory_order_release);
+    word.exchange(0, std::memory_order_seq_cst);
   else
-    word.fetch_sub(1, std::memory_order_release);
-  wakeMembers(w);
+    word.fetch_sub(1, std::memory_order_seq_cst);
+  wakeMembers(w, true);
 }
 
 int winAccLock(Win& w, uint32_t r) {
@@ -395,7 +409,7 @@ int winAccLock(Win& w, uint32_t r) {
 }
 
 void winAccUnlock(Win& w, uint32_t r) {
-  if (w.ctl(r)->accMutex.exchange(0, std::memory_order_release) == 2) wakeMembers(w);
+  if (w.ctl(r)->accMutex.exchange(0, std::memory_order_seq_cst) == 2) wakeMembers(w, true);
 }
 
 void winPost(Win& w, const std::vector<uint32_t>& group) {
@@ -438,9 +452,10 @@ int winWait(Win& w, bool test, bool* done) {
 }
 
 int winBarrier(Win& w) {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  fullFence();
   const int rc = coll::barrierOn(w.comm->team);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  fullFence();
+  w.pending = false;
   return rc;
 }
 

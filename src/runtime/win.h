@@ -86,6 +86,9 @@ struct Win {
   std::vector<uint32_t> startGroup;  // the start group, as ranks in `comm`
   bool posted = false;               // MPI_Win_post ... wait
   uint32_t postCount = 0;            // origins of the exposure epoch
+  // A put, get or accumulate moved data since the last flush: a flush with
+  // nothing pending needs no fence (the last one ordered everything before it).
+  bool pending = false;
 
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   std::string name;
@@ -97,8 +100,31 @@ struct Win {
   WinRegion* regions(uint32_t r) const;               // kMaxAttach entries (dynamic windows)
 };
 
+// The window the last look-up found (freeWin clears it): a program calls
+// the one-sided functions on one window in a row, so a look-up is one
+// compare; the handle table is searched only when the window changes.
+extern Win* gLastWin;
+Win* findWin(MPI_Win h);
 // The window behind a handle, or nullptr.
-Win* win(MPI_Win h);
+inline Win* win(MPI_Win h) {
+  Win* w = gLastWin;
+  if (w && w->handle == h) [[likely]]
+    return w;
+  return findWin(h);
+}
+
+// A full memory barrier (stores before it are visible before loads after
+// it).  On x86-64 a locked read-modify-write of the stack does that at a
+// fraction of an mfence's cost (mfence also orders non-temporal stores,
+// which the movement code never leaves unfenced: memmove ends its
+// non-temporal loops with sfence).
+inline void fullFence() {
+#if defined(__x86_64__)
+  asm volatile("lock orq $0, (%%rsp)" ::: "memory", "cc");
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
 
 // What a member brings to a window being created.
 struct WinArgs {

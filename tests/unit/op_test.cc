@@ -1,14 +1,20 @@
 // The reduction-operation library (src/op): which (operation, type) pairs are
 // accepted, and apply() on unaligned buffers, pair types in memory and packed
-// (derived) form, and derived types with holes, with guard bytes checked.
+// (derived) form, and derived types with holes, with guard bytes checked;
+// every arithmetic and bitwise kernel against a scalar reference, at
+// vector-tail lengths and odd addresses.
+#include "op/op.h"
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "dt/datatype.h"
-#include "op/op.h"
 
 namespace {
 
@@ -27,13 +33,27 @@ TEST_F(OpTest, ClassesFollowTheStandard) {
     MPI_Datatype type;
     bool ok;
   } cases[] = {
-      {MPI_SUM, MPI_INT, true},         {MPI_SUM, MPI_DOUBLE, true},       {MPI_SUM, MPI_C_DOUBLE_COMPLEX, true},
-      {MPI_MAX, MPI_C_DOUBLE_COMPLEX, false}, {MPI_SUM, MPI_C_BOOL, false}, {MPI_LAND, MPI_C_BOOL, true},
-      {MPI_LAND, MPI_DOUBLE, false},    {MPI_BAND, MPI_BYTE, true},        {MPI_SUM, MPI_BYTE, false},
-      {MPI_BAND, MPI_DOUBLE, false},    {MPI_MAXLOC, MPI_2INT, true},      {MPI_MAXLOC, MPI_INT, false},
-      {MPI_SUM, MPI_2INT, false},       {MPI_MAX, MPI_CHAR, true},         {MPI_MAX, MPI_WCHAR, false},
-      {MPI_BXOR, MPI_UINT64_T, true},   {MPI_PROD, MPI_LONG_DOUBLE, true}, {MPI_MIN, MPI_AINT, true},
-      {MPI_REPLACE, MPI_INT, false},    {MPI_NO_OP, MPI_INT, false},       {MPI_OP_NULL, MPI_INT, false},
+      {MPI_SUM, MPI_INT, true},
+      {MPI_SUM, MPI_DOUBLE, true},
+      {MPI_SUM, MPI_C_DOUBLE_COMPLEX, true},
+      {MPI_MAX, MPI_C_DOUBLE_COMPLEX, false},
+      {MPI_SUM, MPI_C_BOOL, false},
+      {MPI_LAND, MPI_C_BOOL, true},
+      {MPI_LAND, MPI_DOUBLE, false},
+      {MPI_BAND, MPI_BYTE, true},
+      {MPI_SUM, MPI_BYTE, false},
+      {MPI_BAND, MPI_DOUBLE, false},
+      {MPI_MAXLOC, MPI_2INT, true},
+      {MPI_MAXLOC, MPI_INT, false},
+      {MPI_SUM, MPI_2INT, false},
+      {MPI_MAX, MPI_CHAR, true},
+      {MPI_MAX, MPI_WCHAR, false},
+      {MPI_BXOR, MPI_UINT64_T, true},
+      {MPI_PROD, MPI_LONG_DOUBLE, true},
+      {MPI_MIN, MPI_AINT, true},
+      {MPI_REPLACE, MPI_INT, false},
+      {MPI_NO_OP, MPI_INT, false},
+      {MPI_OP_NULL, MPI_INT, false},
   };
   for (const Case& c : cases) {
     const int rc = shmcoll::op::check(c.op, c.type);
@@ -55,6 +75,81 @@ TEST_F(OpTest, ClassesFollowTheStandard) {
   EXPECT_EQ(shmcoll::op::check(MPI_SUM, st), MPI_ERR_OP);
   MPI_Type_free(&vec);
   MPI_Type_free(&st);
+}
+
+// in (op) inout, element by element, as the standard defines it (integers wrap).
+template <class T, bool = std::is_integral_v<T>>
+struct Wrapping {
+  using type = T;
+};
+template <class T>
+struct Wrapping<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
+template <class T>
+T reference(MPI_Op op, T a, T b) {
+  using U = typename Wrapping<T>::type;
+  if (op == MPI_MAX) return a > b ? a : b;
+  if (op == MPI_MIN) return a < b ? a : b;
+  if (op == MPI_SUM) return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  if (op == MPI_PROD) return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  if (op == MPI_LAND) return static_cast<T>(a != T(0) && b != T(0));
+  if (op == MPI_LOR) return static_cast<T>(a != T(0) || b != T(0));
+  if (op == MPI_LXOR) return static_cast<T>((a != T(0)) != (b != T(0)));
+  if constexpr (std::is_integral_v<T>) {
+    if (op == MPI_BAND) return static_cast<T>(a & b);
+    if (op == MPI_BOR) return static_cast<T>(a | b);
+    if (op == MPI_BXOR) return static_cast<T>(a ^ b);
+  }
+  ADD_FAILURE() << "no reference for op " << op;
+  return T(0);
+}
+
+template <class T>
+void checkKernel(MPI_Datatype type, const char* name) {
+  std::vector<MPI_Op> ops = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_LOR, MPI_LXOR};
+  if (std::is_integral_v<T>) ops.insert(ops.end(), {MPI_BAND, MPI_BOR, MPI_BXOR});
+  for (MPI_Op op : ops)
+    for (int n : {0, 1, 3, 7, 8, 15, 31, 33, 64, 65, 100, 257})
+      for (size_t mis : {0, 1, 3}) {
+        const size_t bytes = n * sizeof(T), guard = 24;
+        std::vector<T> x(n), y(n);
+        for (int i = 0; i < n; ++i) {  // small values (exact in floating point), zeros, the top of the range
+          x[i] = static_cast<T>(i % 5 == 0 ? 0 : (i * 37 + 11) % 23 - 9);
+          y[i] = static_cast<T>(i % 7 == 0 ? 0 : (i * 53 + 5) % 19 - 6);
+          if (std::is_integral_v<T> && i % 11 == 10) x[i] = std::numeric_limits<T>::max();
+        }
+        std::vector<unsigned char> a(bytes + 2 * guard, 0x5A), b(bytes + 2 * guard, 0xC3);
+        std::memcpy(a.data() + guard + mis, x.data(), bytes);
+        std::memcpy(b.data() + guard + mis, y.data(), bytes);
+        shmcoll::op::apply(op, a.data() + guard + mis, b.data() + guard + mis, n, type);
+        for (int i = 0; i < n; ++i) {
+          T got;
+          std::memcpy(&got, b.data() + guard + mis + i * sizeof(T), sizeof(T));
+          const T want = reference<T>(op, x[i], y[i]);
+          const bool same = std::is_floating_point_v<T> ? got == want : std::memcmp(&got, &want, sizeof(T)) == 0;
+          ASSERT_TRUE(same) << name << " op " << op << " n " << n << " misalignment " << mis << " element " << i
+                            << ": got " << +got << ", want " << +want;
+        }
+        for (size_t k = 0; k < guard + mis; ++k) ASSERT_EQ(b[k], 0xC3) << name << " front guard byte " << k;
+        for (size_t k = guard + mis + bytes; k < b.size(); ++k) ASSERT_EQ(b[k], 0xC3) << name << " back guard " << k;
+        for (size_t k = 0; k < guard + mis; ++k) ASSERT_EQ(a[k], 0x5A) << name << " input changed";
+      }
+}
+
+TEST_F(OpTest, EveryArithmeticKernelMatchesTheScalarDefinition) {
+  checkKernel<signed char>(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR");
+  checkKernel<unsigned char>(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR");
+  checkKernel<short>(MPI_SHORT, "MPI_SHORT");
+  checkKernel<unsigned short>(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT");
+  checkKernel<int>(MPI_INT, "MPI_INT");
+  checkKernel<unsigned>(MPI_UNSIGNED, "MPI_UNSIGNED");
+  checkKernel<long>(MPI_LONG, "MPI_LONG");
+  checkKernel<unsigned long long>(MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG");
+  checkKernel<float>(MPI_FLOAT, "MPI_FLOAT");
+  checkKernel<double>(MPI_DOUBLE, "MPI_DOUBLE");
+  checkKernel<long double>(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE");
 }
 
 TEST_F(OpTest, UnalignedIntegersWrapAndGuardsStay) {
