@@ -131,6 +131,7 @@ ACCEL_EXPORT int MPI_Finalize(void) {
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     std::fprintf(stderr, "shmcoll-accel: rank %d: %ld calls taken, %ld passed to the host MPI\n", rank, g_taken.load(),
                  g_passed.load());
+    if (g_across) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them across nodes\n", rank, g_across.load());
     std::fflush(stderr);
   }
   UnmapAll();
