@@ -4,9 +4,11 @@
 //
 // Set-up, collective over the communicator (host calls only, 3 to 5 of them):
 //  - intercommunicators are declined without any communication;
-//  - MPI_THREAD_MULTIPLE, or processes on more than one node
-//    (PMPI_Comm_split_type(MPI_COMM_TYPE_SHARED) smaller than the
-//    communicator), or SHMCOLL_ACCEL=0 decline the communicator;
+//  - MPI_THREAD_MULTIPLE or SHMCOLL_ACCEL=0 decline the communicator;
+//  - processes on more than one node (PMPI_Comm_split_type(
+//    MPI_COMM_TYPE_SHARED), cut into pretend nodes under SHMCOLL_FAKE_NODES,
+//    smaller than the communicator): the hierarchy of nodes.cc, with one
+//    segment per node set up as below (MapSegment on the node communicator);
 //  - rank 0 creates the segment as a memfd (never a name in /dev/shm) and
 //    broadcasts its pid and descriptor number; the others copy the descriptor
 //    with pidfd_open + pidfd_getfd and map it.  Where the kernel forbids that,
