@@ -13,8 +13,9 @@
 // carries a whole node's blocks, where the host alone sends every rank's
 // block to every other node's ranks: m * m times the messages, m times the
 // bytes per node pair).  Then the leader passes the whole result, node by
-// node, through its half-slot to every local process (NodeBcast), which
-// copies each block straight into its receive buffer.
+// node, through the node's half-slots (all of them, filled by the leader in
+// turn, m halves per round: NodeBcast) to every local process, which copies
+// each block straight into its receive buffer.
 // Bcast: a node round agrees within each node, the leaders agree (allreduce),
 // the root's node broadcasts in its segment (engine.cc's Bcast from the root),
 // its leader broadcasts to the other leaders (PMPI_Bcast of the user's buffer

@@ -14,9 +14,9 @@
 //     lays it out from its processes' receive sizes).  The blocks between
 //     processes of one node never leave it.
 //  3. Scatter (NodeScatter): the leader assembles for each of its processes
-//     the blocks it receives, in rank order, and passes them through its
-//     half-slot, which is cut into one piece per process; each process copies
-//     its piece straight into its receive buffer, and copies its own block.
+//     the blocks it receives, in rank order, and writes them into that
+//     process's half-slot, a half per round; each process copies them
+//     straight into its receive buffer, and copies its own block.
 //
 // Cost, L nodes of m processes, b bytes per block: per node L - 1 messages
 // out and L - 1 in over the network (the host alone sends m * m per node

@@ -26,8 +26,9 @@
 // Node stages: sequences of the node segment's rounds (engine.cc, Rounds), of
 // at most half a slot per round and rank.  Gather: each rank writes its bytes
 // (after an 8-byte length) into its own half, the leader copies every half
-// out.  Scatter: the leader's half is cut into one piece per local rank, each
-// rank copies its own piece.  Bcast: the leader's whole half, read by all.
+// out.  Scatter: the leader writes each rank's bytes into that rank's half,
+// each rank copies its own out.  Bcast: the leader fills every rank's half in
+// turn, every rank reads them all.
 // Round 0 carries every local rank's verdict, so a stage also agrees.
 #include "nodes.h"
 
@@ -226,36 +227,41 @@ bool NodeGather(Nodes& nd, const std::vector<Span>& mine, bool ok) {
   return Rounds(s, need, ok, fill, drain) && !fail;
 }
 
+// (The leader writes into the other ranks' halves, which they do not use in
+// these stages: a round starts when every rank has read the round two before,
+// the last one to use those halves.)
 bool NodeScatter(Nodes& nd, const std::vector<Span>& mine, bool ok) {
   CommState& s = *nd.seg;
-  const size_t piece = s.half() / static_cast<size_t>(nd.ln) / kLine * kLine;
+  const size_t piece = s.half();
   uint64_t need = std::max<uint64_t>(1, Ceil(Total(mine), piece));
   if (nd.leader() && ok)
     for (const auto& v : nd.out) need = std::max(need, Ceil(v.size(), piece));
   Cursor dst(mine);
   auto fill = [&](uint64_t r) {
     if (!nd.leader()) return;
-    char* out = s.slot_of(0);
     for (int l = 0; l < nd.ln; ++l) {
       const std::vector<char>& v = nd.out[static_cast<size_t>(l)];
       const size_t off = static_cast<size_t>(r) * piece;
-      if (off < v.size())
-        std::memcpy(out + piece * static_cast<size_t>(l), v.data() + off, std::min(piece, v.size() - off));
+      if (off < v.size()) std::memcpy(s.slot_of(l), v.data() + off, std::min(piece, v.size() - off));
     }
   };
-  auto drain = [&](uint64_t) { dst.Move<false>(s.slot_of(0) + piece * static_cast<size_t>(nd.lrank), piece); };
+  auto drain = [&](uint64_t) { dst.Move<false>(s.slot_of(nd.lrank), piece); };
   return Rounds(s, need, ok, fill, drain);
 }
 
 bool NodeBcast(Nodes& nd, const char* data, size_t bytes, const std::vector<Span>& mine, bool ok) {
   CommState& s = *nd.seg;
-  const size_t chunk = s.half();
+  const size_t half = s.half(), chunk = half * static_cast<size_t>(nd.ln);  // every rank's half
   Cursor dst(mine);
   auto fill = [&](uint64_t r) {
-    const size_t off = static_cast<size_t>(r) * chunk;
-    if (nd.leader() && off < bytes) std::memcpy(s.slot_of(0), data + off, std::min(chunk, bytes - off));
+    if (!nd.leader()) return;
+    for (size_t off = static_cast<size_t>(r) * chunk, l = 0; l < static_cast<size_t>(nd.ln) && off < bytes;
+         ++l, off += half)
+      std::memcpy(s.slot_of(static_cast<int>(l)), data + off, std::min(half, bytes - off));
   };
-  auto drain = [&](uint64_t) { dst.Move<false>(s.slot_of(0), chunk); };
+  auto drain = [&](uint64_t) {
+    for (int l = 0; l < nd.ln; ++l) dst.Move<false>(s.slot_of(l), half);
+  };
   return Rounds(s, std::max<uint64_t>(1, Ceil(bytes, chunk)), ok, fill, drain);
 }
 
