@@ -13,8 +13,9 @@
 //     d in local order (sizes from the senders' counts; the receiving leader
 //     lays it out from its processes' receive sizes).  The blocks between
 //     processes of one node never leave it.
-//  3. Scatter (NodeScatter): the leader assembles for each of its processes
-//     the blocks it receives, in rank order, and writes them into that
+//  3. Scatter (NodeScatter): the leader lists for each of its processes
+//     where the blocks it receives lie (what its node's processes sent, the
+//     arrived messages), in rank order, and copies them from there into that
 //     process's half-slot, a half per round; each process copies them
 //     straight into its receive buffer, and copies its own block.
 //
@@ -22,11 +23,11 @@
 // out and L - 1 in over the network (the host alone sends m * m per node
 // pair), each of m * m * b bytes, so (L - 1) * m * m * b bytes out and in per
 // node, as without aggregation: what aggregation saves is the per-message
-// cost (latency, headers, matching), by a factor m * m.  In the node, each
-// byte bound elsewhere is copied four more times than by the host's own
-// transport (into the segment, out to the leader's buffer, into the message,
-// and from the arrived message into the per-process stream, then through the
-// segment), and the leader does every node's copies of stages 2 and 3 alone.
+// cost (latency, headers, matching), by a factor m * m.  In the node, a byte
+// bound elsewhere is copied three times on its way out (into the segment, out
+// to the leader's buffer, into the message) and twice on its way in (into
+// the segment, out of it), a byte within the node four times; the leader
+// does its node's copies of stages 2 and 3 alone.
 //
 // Agreement: as in hier.cc; nothing is written into a receive buffer before
 // the leaders have agreed and the scatter's round 0 has carried the verdict.
@@ -83,12 +84,7 @@ bool Exchange(Nodes& nd, int n, bool agree_ok, bool* agreed) {
       nd.sbuf.resize(stotal);
       nd.rbuf.resize(rtotal);
       nd.out.resize(ln);
-      for (size_t l = 0; l < ln; ++l) {
-        size_t want = 0;
-        for (size_t j = 0; j < un; ++j)
-          if (static_cast<int>(j) != mine[l]) want += sizes(l)[un + j];
-        nd.out[l].resize(want);
-      }
+      for (auto& v : nd.out) v.clear(), v.reserve(un);
     } catch (...) {
       ok = false;
     }
@@ -113,7 +109,6 @@ bool Exchange(Nodes& nd, int n, bool agree_ok, bool* agreed) {
   std::vector<size_t> rat(L);  // read position in the message from each node
   for (size_t b = 0; b < L; ++b) rat[b] = static_cast<size_t>(nd.rdispls[b]);
   for (size_t l = 0; l < ln; ++l) {
-    char* p = nd.out[l].data();
     const size_t d = static_cast<size_t>(mine[l]);
     for (size_t j = 0; j < un; ++j) {
       if (j == d) continue;
@@ -121,12 +116,12 @@ bool Exchange(Nodes& nd, int n, bool agree_ok, bool* agreed) {
       const size_t b = static_cast<size_t>(nd.node_of[j]);
       if (static_cast<int>(b) == nd.node) {
         const size_t ls = static_cast<size_t>(nd.local_of[j]);
-        std::memcpy(p, nd.in[ls].data() + at[ls][d], std::min<size_t>(k, sizes(ls)[d]));
+        const size_t have = std::min<size_t>(k, sizes(ls)[d]);
+        nd.out[l].push_back(Span{nd.in[ls].data() + at[ls][d], have});
       } else {
-        std::memcpy(p, nd.rbuf.data() + rat[b], k);
+        nd.out[l].push_back(Span{nd.rbuf.data() + rat[b], k});
         rat[b] += k;
       }
-      p += k;
     }
   }
   // (The message from node b holds, for each of my processes in local order,

@@ -234,15 +234,21 @@ bool NodeScatter(Nodes& nd, const std::vector<Span>& mine, bool ok) {
   CommState& s = *nd.seg;
   const size_t piece = s.half();
   uint64_t need = std::max<uint64_t>(1, Ceil(Total(mine), piece));
+  std::vector<Cursor> src;
+  std::vector<size_t> left;
   if (nd.leader() && ok)
-    for (const auto& v : nd.out) need = std::max(need, Ceil(v.size(), piece));
+    for (const auto& v : nd.out) {
+      src.emplace_back(v);
+      left.push_back(Total(v));
+      need = std::max(need, Ceil(left.back(), piece));
+    }
   Cursor dst(mine);
-  auto fill = [&](uint64_t r) {
+  auto fill = [&](uint64_t) {
     if (!nd.leader()) return;
-    for (int l = 0; l < nd.ln; ++l) {
-      const std::vector<char>& v = nd.out[static_cast<size_t>(l)];
-      const size_t off = static_cast<size_t>(r) * piece;
-      if (off < v.size()) std::memcpy(s.slot_of(l), v.data() + off, std::min(piece, v.size() - off));
+    for (size_t l = 0; l < src.size(); ++l) {
+      const size_t k = std::min(piece, left[l]);
+      src[l].Move<true>(s.slot_of(static_cast<int>(l)), k);
+      left[l] -= k;
     }
   };
   auto drain = [&](uint64_t) { dst.Move<false>(s.slot_of(nd.lrank), piece); };

@@ -23,7 +23,8 @@ struct Nodes {
   MPI_Comm leaders = MPI_COMM_NULL;       // the local ranks 0, ranked by node; MPI_COMM_NULL elsewhere
   CommState* seg = nullptr;               // my node's segment (its own rounds, engine.cc)
   // the leader's staging buffers, kept between calls
-  std::vector<std::vector<char>> in, out;  // by local rank: gathered from it, scattered to it
+  std::vector<std::vector<char>> in;          // by local rank: what it sent (NodeGather)
+  std::vector<std::vector<struct Span>> out;  // by local rank: what it receives, where it lies (NodeScatter)
   std::vector<char> sbuf, rbuf;
   std::vector<int> scounts, sdispls, rcounts, rdispls;
 
@@ -41,8 +42,8 @@ struct Span {
 // passed ok = false, and nothing was written).
 //   NodeGather: every local rank's bytes (the spans, in order) reach the
 //     leader, in nd.in[local rank], sized to what each sent.
-//   NodeScatter: the leader's nd.out[l] reaches local rank l, written into its
-//     spans (which add up to the size of nd.out[l]).
+//   NodeScatter: the bytes of the leader's spans nd.out[l] reach local rank l,
+//     written into its own spans (which add up to the same size).
 //   NodeBcast: the leader's `data` (bytes) reaches every local rank, written
 //     into its spans (which add up to bytes).
 bool NodeGather(Nodes& nd, const std::vector<Span>& mine, bool ok);
