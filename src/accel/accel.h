@@ -47,7 +47,7 @@ struct Nodes;  // nodes.cc: a communicator spanning several (pretend) nodes
 
 // The state of one communicator, cached in an attribute of it.
 struct CommState {
-  bool taken = false;  // false: every collective on it goes to the host
+  bool taken = false;  // one node, segment mapped (over several nodes: false, and `nodes` set)
   int n = 0, me = 0;
   size_t slot = 0;       // bytes of each rank's slot
   char* base = nullptr;  // the mapping: n RankFlags, then n slots
@@ -55,7 +55,9 @@ struct CommState {
   uint64_t seq = 0;                            // rounds run so far (the same on every rank)
   std::vector<char> stmp, rtmp;                // packed send / receive data of derived types
   CommState *prev = nullptr, *next = nullptr;  // list of mapped states
-  Nodes* nodes = nullptr;                      // several nodes: no segment of its own (hier.cc)
+  // Several nodes: no segment of its own, `taken` false (so a function without a
+  // hierarchical version declines it) and the hierarchy here (hier.cc).
+  Nodes* nodes = nullptr;
 
   RankFlags* flags(int r) const { return reinterpret_cast<RankFlags*>(base) + r; }
   size_t half() const { return slot / 2; }  // bytes a round moves through one slot
@@ -82,6 +84,9 @@ void Unmap(CommState* st);
 // nodes.cc: the node split and the state of a communicator over several nodes.
 MPI_Comm PretendSplit(MPI_Comm node, int comm_rank);  // frees node; MPI_COMM_NULL on failure
 void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node);
+// The state of comm when it is taken on one node or has the hierarchy, for the
+// functions with a hierarchical version (Alltoall(v), Allgather(v), Bcast, Barrier).
+CommState* TakenOrNodes(MPI_Comm comm);
 void FreeNodes(CommState* st);
 
 // One side of a block: the user's buffer, count and datatype, resolved into

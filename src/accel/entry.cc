@@ -10,12 +10,6 @@
 namespace shmcoll_accel {
 namespace {
 
-// (SHMCOLL_ACCEL=0 is honoured inside the set-up, whose verdict every process shares.)
-CommState* Taken(MPI_Comm comm) {
-  CommState* st = GetState(comm);
-  return st && st->taken ? st : nullptr;
-}
-
 inline bool Count(bool taken) {
   (taken ? g_taken : g_passed).fetch_add(1, std::memory_order_relaxed);
   return taken;
@@ -23,7 +17,7 @@ inline bool Count(bool taken) {
 
 bool DoAlltoallv(const void* sb, const int* sc, const int* sd, MPI_Datatype st_, void* rb, const int* rc, const int* rd,
                  MPI_Datatype rt, MPI_Comm comm, bool uniform) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);
   if (!st) return false;
   const int n = st->n;
   const bool in_place = sb == MPI_IN_PLACE;
@@ -47,7 +41,7 @@ bool DoAlltoallv(const void* sb, const int* sc, const int* sd, MPI_Datatype st_,
 
 bool DoAllgatherv(const void* sb, int sc, MPI_Datatype st_, void* rb, const int* rc, const int* rd, MPI_Datatype rt,
                   MPI_Comm comm, bool uniform) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);
   if (!st) return false;
   const int n = st->n;
   const bool in_place = sb == MPI_IN_PLACE;
@@ -106,13 +100,13 @@ ACCEL_EXPORT int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype
 }
 
 ACCEL_EXPORT int MPI_Barrier(MPI_Comm comm) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);
   if (Count(st && Barrier(*st))) return MPI_SUCCESS;
   return PMPI_Barrier(comm);
 }
 
 ACCEL_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);
   bool taken = false;
   if (st) {
     Side side;

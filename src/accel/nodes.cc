@@ -158,11 +158,12 @@ void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node) {
   nd->seg->me = nd->lrank;
   ok = MapSegment(nd->seg, node) && ok;
   st->nodes = nd;
-  if (AllAgree(ok, comm)) {
-    st->taken = true;
-    return;
-  }
-  FreeNodes(st);
+  if (!AllAgree(ok, comm)) FreeNodes(st);
+}
+
+CommState* TakenOrNodes(MPI_Comm comm) {
+  CommState* st = GetState(comm);
+  return st && (st->taken || st->nodes) ? st : nullptr;
 }
 
 void FreeNodes(CommState* st) {
