@@ -5,19 +5,20 @@
 //
 //  1. Gather (NodeGather, in the node's segment): every process sends its
 //     leader its send and receive sizes (16 bytes per rank of the
-//     communicator) and all its blocks but its own.
+//     communicator) and its blocks bound for other nodes.
 //  2. The leaders agree (PMPI_Allreduce(MIN) of the nodes' verdicts), then
 //     exchange one message per ordered pair of nodes with one PMPI_Alltoallv
 //     of MPI_BYTE over the leaders: the message from node A to node B holds,
 //     for each process d of B in local order, the blocks of A's processes to
 //     d in local order (sizes from the senders' counts; the receiving leader
-//     lays it out from its processes' receive sizes).  The blocks between
-//     processes of one node never leave it.
+//     lays it out from its processes' receive sizes).
 //  3. Scatter (NodeScatter): the leader lists for each of its processes
-//     where the blocks it receives lie (what its node's processes sent, the
-//     arrived messages), in rank order, and copies them from there into that
-//     process's half-slot, a half per round; each process copies them
-//     straight into its receive buffer, and copies its own block.
+//     where in the arrived messages the blocks it receives lie, in rank
+//     order, and copies them from there into that process's half-slot, a
+//     half per round; each process copies them straight into its receive
+//     buffer.
+//  4. The blocks between processes of one node never leave it: the node's own
+//     alltoall in its segment (engine.cc), every process copying its share.
 //
 // Cost, L nodes of m processes, b bytes per block: per node L - 1 messages
 // out and L - 1 in over the network (the host alone sends m * m per node
@@ -26,8 +27,8 @@
 // cost (latency, headers, matching), by a factor m * m.  In the node, a byte
 // bound elsewhere is copied three times on its way out (into the segment, out
 // to the leader's buffer, into the message) and twice on its way in (into
-// the segment, out of it), a byte within the node four times; the leader
-// does its node's copies of stages 2 and 3 alone.
+// the segment, out of it), and the leader does its node's copies of stages 2
+// and 3 alone; a byte within the node is copied twice, as on one node.
 //
 // Agreement: as in hier.cc; nothing is written into a receive buffer before
 // the leaders have agreed and the scatter's round 0 has carried the verdict.
@@ -56,12 +57,11 @@ bool Exchange(Nodes& nd, int n, bool agree_ok, bool* agreed) {
     const int me = nd.members[static_cast<size_t>(nd.node)][l];
     for (size_t j = 0; j < un; ++j) {
       at[l][j] = off;
-      if (static_cast<int>(j) != me) off += sizes(l)[j];
+      if (static_cast<int>(j) != me && nd.node_of[j] != nd.node) off += sizes(l)[j];
     }
     ok = off == nd.in[l].size();
   }
   // the message sizes and offsets, node by node
-  const std::vector<int>& mine = nd.members[static_cast<size_t>(nd.node)];
   std::vector<size_t> scount(L, 0), rcount(L, 0);
   for (size_t b = 0; b < L && ok; ++b) {
     if (static_cast<int>(b) == nd.node) continue;
@@ -108,22 +108,14 @@ bool Exchange(Nodes& nd, int n, bool agree_ok, bool* agreed) {
   // straight from what they sent, from elsewhere out of the arrived messages
   std::vector<size_t> rat(L);  // read position in the message from each node
   for (size_t b = 0; b < L; ++b) rat[b] = static_cast<size_t>(nd.rdispls[b]);
-  for (size_t l = 0; l < ln; ++l) {
-    const size_t d = static_cast<size_t>(mine[l]);
+  for (size_t l = 0; l < ln; ++l)
     for (size_t j = 0; j < un; ++j) {
-      if (j == d) continue;
-      const size_t k = sizes(l)[un + j];
       const size_t b = static_cast<size_t>(nd.node_of[j]);
-      if (static_cast<int>(b) == nd.node) {
-        const size_t ls = static_cast<size_t>(nd.local_of[j]);
-        const size_t have = std::min<size_t>(k, sizes(ls)[d]);
-        nd.out[l].push_back(Span{nd.in[ls].data() + at[ls][d], have});
-      } else {
-        nd.out[l].push_back(Span{nd.rbuf.data() + rat[b], k});
-        rat[b] += k;
-      }
+      if (static_cast<int>(b) == nd.node) continue;
+      const size_t k = sizes(l)[un + j];
+      nd.out[l].push_back(Span{nd.rbuf.data() + rat[b], k});
+      rat[b] += k;
     }
-  }
   // (The message from node b holds, for each of my processes in local order,
   // b's processes' blocks in their local order, which is rank order: the loop
   // above reads each message in the order it was written.)
@@ -135,7 +127,7 @@ bool Exchange(Nodes& nd, int n, bool agree_ok, bool* agreed) {
 bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
   Nodes& nd = *st.nodes;
   if (g_finalizing) return false;  // (the segments are unmapped: every process passes)
-  const int n = st.n, me = st.me;
+  const int n = st.n;
   const size_t un = static_cast<size_t>(n);
   ok = ok && PackSends(send, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   std::vector<uint64_t> head;
@@ -144,10 +136,10 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
     head.resize(2 * un);
     for (size_t j = 0; j < un; ++j) head[j] = send[j].bytes, head[un + j] = recv[j].bytes;
     out.push_back(Span{reinterpret_cast<char*>(head.data()), 16 * un});
-    for (int j = 0; j < n; ++j)
-      if (j != me) {
-        out.push_back(Span{send[static_cast<size_t>(j)].ptr, send[static_cast<size_t>(j)].bytes});
-        in.push_back(Span{recv[static_cast<size_t>(j)].ptr, recv[static_cast<size_t>(j)].bytes});
+    for (size_t j = 0; j < un; ++j)
+      if (nd.node_of[j] != nd.node) {
+        out.push_back(Span{send[j].ptr, send[j].bytes});
+        in.push_back(Span{recv[j].ptr, recv[j].bytes});
       }
   }
   bool all = NodeGather(nd, out, ok);
@@ -156,9 +148,16 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
     all = Exchange(nd, n, all, &agreed) && agreed;
   }
   if (!NodeScatter(nd, in, nd.leader() ? all : ok)) return false;
-  Side& s = send[static_cast<size_t>(me)];
-  Side& r = recv[static_cast<size_t>(me)];
-  if (r.bytes && r.ptr != s.ptr) std::memcpy(r.ptr, s.ptr, std::min(r.bytes, s.bytes));
+  // 4. the blocks within the node (mine to myself included): the node's own
+  // alltoall over its segment, every process copying its share (engine.cc)
+  const std::vector<int>& mine = nd.members[static_cast<size_t>(nd.node)];
+  std::vector<Side> ls(mine.size()), lr(mine.size());
+  for (size_t l = 0; l < mine.size(); ++l) {
+    const size_t j = static_cast<size_t>(mine[l]);
+    ls[l].ptr = send[j].ptr, ls[l].bytes = send[j].bytes;
+    lr[l].ptr = recv[j].ptr, lr[l].bytes = recv[j].bytes;
+  }
+  Alltoall(*nd.seg, ls, lr, true, nd.node_comm);  // (every process takes it: nothing to decline)
   UnpackRecvs(recv, st.rtmp, comm);
   g_across.fetch_add(1, std::memory_order_relaxed);
   return true;
