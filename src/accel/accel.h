@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace shmcoll_accel {
@@ -42,9 +43,11 @@ struct alignas(kLine) RankFlags {
 };
 static_assert(sizeof(RankFlags) == 2 * kLine);
 
+struct Nodes;  // nodes.cc: a communicator spanning several (pretend) nodes
+
 // The state of one communicator, cached in an attribute of it.
 struct CommState {
-  bool taken = false;  // false: every collective on it goes to the host
+  bool taken = false;  // one node, segment mapped (over several nodes: false, and `nodes` set)
   int n = 0, me = 0;
   size_t slot = 0;       // bytes of each rank's slot
   char* base = nullptr;  // the mapping: n RankFlags, then n slots
@@ -52,6 +55,9 @@ struct CommState {
   uint64_t seq = 0;                            // rounds run so far (the same on every rank)
   std::vector<char> stmp, rtmp;                // packed send / receive data of derived types
   CommState *prev = nullptr, *next = nullptr;  // list of mapped states
+  // Several nodes: no segment of its own, `taken` false (so a function without a
+  // hierarchical version declines it) and the hierarchy here (hier.cc).
+  Nodes* nodes = nullptr;
 
   RankFlags* flags(int r) const { return reinterpret_cast<RankFlags*>(base) + r; }
   size_t half() const { return slot / 2; }  // bytes a round moves through one slot
@@ -68,6 +74,20 @@ void UnmapAll();      // at MPI_Finalize (also ends HostProgress's request)
 void HostProgress();  // lets the host progress its pending operations
 bool Enabled();       // SHMCOLL_ACCEL=0 declines everything
 extern std::atomic<long> g_taken, g_passed;
+extern bool g_finalizing;           // set by UnmapAll
+extern std::atomic<long> g_across;  // calls taken by the hierarchical path (nodes.cc)
+// Maps a segment for comm (all on one node) into st: collective, agreed.
+bool MapSegment(CommState* st, MPI_Comm comm);
+bool AllAgree(bool ok, MPI_Comm comm);  // PMPI_Allreduce(MIN) of ok
+void Unmap(CommState* st);
+
+// nodes.cc: the node split and the state of a communicator over several nodes.
+MPI_Comm PretendSplit(MPI_Comm node, int comm_rank);  // frees node; MPI_COMM_NULL on failure
+void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node);
+// The state of comm when it is taken on one node or has the hierarchy, for the
+// functions with a hierarchical version (Alltoall(v), Allgather(v), Bcast, Barrier).
+CommState* TakenOrNodes(MPI_Comm comm);
+void FreeNodes(CommState* st);
 
 // One side of a block: the user's buffer, count and datatype, resolved into
 // contiguous bytes (the buffer itself, or a place in CommState::stmp/rtmp).
@@ -95,6 +115,15 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
 bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place, bool ok, MPI_Comm comm);
 bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm);
 bool Barrier(CommState& st);
+// The rounds themselves, for the node stages of hier.cc.
+bool Rounds(CommState& st, uint64_t rounds, bool ok, const std::function<void(uint64_t)>& fill,
+            const std::function<void(uint64_t)>& drain);
+
+// hier.cc, hier_alltoall.cc: the same collectives over several nodes (st.nodes).
+bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm);
+bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, MPI_Comm comm);
+bool HierBcast(CommState& st, Side& side, int root, bool ok);
+bool HierBarrier(CommState& st);
 
 // optable.cc: a predefined operation on a predefined type, as an element
 // kernel over the type's memory form (elements `extent` bytes apart):

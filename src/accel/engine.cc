@@ -26,6 +26,7 @@
 namespace shmcoll_accel {
 
 bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
+  if (st.nodes) return HierAlltoall(st, send, recv, ok, comm);  // several nodes
   const int n = st.n, me = st.me;
   ok = ok && PackSends(send, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   const size_t chunk = st.half() / static_cast<size_t>(n) / kLine * kLine;
@@ -55,6 +56,7 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
 }
 
 bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place, bool ok, MPI_Comm comm) {
+  if (st.nodes) return HierAllgather(st, send, recv, ok, comm);  // several nodes
   const int n = st.n, me = st.me;
   std::vector<Side> one(1, send);
   ok = ok && PackSends(one, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
@@ -86,6 +88,7 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
 }
 
 bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
+  if (st.nodes) return HierBcast(st, side, root, ok);  // several nodes
   std::vector<Side> one(1, side);
   const bool am_root = st.me == root;
   ok = ok && (am_root ? PackSends(one, st.stmp, comm) : LayoutRecvs(one, st.rtmp));
@@ -106,8 +109,14 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
 }
 
 bool Barrier(CommState& st) {
+  if (st.nodes) return HierBarrier(st);  // several nodes
   return RunRounds(
       st, 1, true, [](uint64_t) {}, [](uint64_t) {});
+}
+
+bool Rounds(CommState& st, uint64_t rounds, bool ok, const std::function<void(uint64_t)>& fill,
+            const std::function<void(uint64_t)>& drain) {
+  return RunRounds(st, rounds, ok, fill, drain);
 }
 
 }  // namespace shmcoll_accel

@@ -12,7 +12,7 @@ namespace {
 
 bool DoAlltoallv(const void* sb, const int* sc, const int* sd, MPI_Datatype st_, void* rb, const int* rc, const int* rd,
                  MPI_Datatype rt, MPI_Comm comm, bool uniform) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);
   if (!st) return false;
   const int n = st->n;
   const bool in_place = sb == MPI_IN_PLACE;
@@ -36,7 +36,7 @@ bool DoAlltoallv(const void* sb, const int* sc, const int* sd, MPI_Datatype st_,
 
 bool DoAllgatherv(const void* sb, int sc, MPI_Datatype st_, void* rb, const int* rc, const int* rd, MPI_Datatype rt,
                   MPI_Comm comm, bool uniform) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);
   if (!st) return false;
   const int n = st->n;
   const bool in_place = sb == MPI_IN_PLACE;
@@ -95,13 +95,13 @@ ACCEL_EXPORT int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype
 }
 
 ACCEL_EXPORT int MPI_Barrier(MPI_Comm comm) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);
   if (Count(st && Barrier(*st))) return MPI_SUCCESS;
   return PMPI_Barrier(comm);
 }
 
 ACCEL_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);
   bool taken = false;
   if (st) {
     Side side;
@@ -121,6 +121,7 @@ ACCEL_EXPORT int MPI_Finalize(void) {
     std::fprintf(stderr, "shmcoll-accel: rank %d: %ld calls taken, %ld passed to the host MPI\n", rank, g_taken.load(),
                  g_passed.load());
     if (std::strcmp(report, "calls") == 0) ReportCalls(rank);
+    if (g_across) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them across nodes\n", rank, g_across.load());
     std::fflush(stderr);
   }
   UnmapAll();

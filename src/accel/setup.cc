@@ -4,9 +4,11 @@
 //
 // Set-up, collective over the communicator (host calls only, 3 to 5 of them):
 //  - intercommunicators are declined without any communication;
-//  - MPI_THREAD_MULTIPLE, or processes on more than one node
-//    (PMPI_Comm_split_type(MPI_COMM_TYPE_SHARED) smaller than the
-//    communicator), or SHMCOLL_ACCEL=0 decline the communicator;
+//  - MPI_THREAD_MULTIPLE or SHMCOLL_ACCEL=0 decline the communicator;
+//  - processes on more than one node (PMPI_Comm_split_type(
+//    MPI_COMM_TYPE_SHARED), cut into pretend nodes under SHMCOLL_FAKE_NODES,
+//    smaller than the communicator): the hierarchy of nodes.cc, with one
+//    segment per node set up as below (MapSegment on the node communicator);
 //  - rank 0 creates the segment as a memfd (never a name in /dev/shm) and
 //    broadcasts its pid and descriptor number; the others copy the descriptor
 //    with pidfd_open + pidfd_getfd and map it.  Where the kernel forbids that,
@@ -29,6 +31,7 @@
 namespace shmcoll_accel {
 
 std::atomic<long> g_taken{0}, g_passed{0};
+bool g_finalizing = false;
 
 namespace {
 
@@ -56,29 +59,12 @@ size_t SlotBytes(int n) {
   return (slot + 2 * kLine - 1) / (2 * kLine) * (2 * kLine);
 }
 
-void Unmap(CommState* st) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (!st->base) return;
-  munmap(st->base, st->map_bytes);
-  st->base = nullptr;
-  st->taken = false;  // a collective after this (in MPI_Finalize) goes to the host
-  if (st->prev) st->prev->next = st->next;
-  if (st->next) st->next->prev = st->prev;
-  if (g_mapped == st) g_mapped = st->next;
-  st->prev = st->next = nullptr;
-}
-
 int DeleteState(MPI_Comm, int, void* attr, void*) {
   auto* st = static_cast<CommState*>(attr);
+  FreeNodes(st);
   Unmap(st);
   delete st;
   return MPI_SUCCESS;
-}
-
-bool AllAgree(bool ok, MPI_Comm comm) {
-  int mine = ok ? 1 : 0, all = 0;
-  if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return false;
-  return all == 1;
 }
 
 char* MapFd(int fd, size_t bytes) {
@@ -154,23 +140,35 @@ CommState* SetUp(MPI_Comm comm) {
   int provided = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&provided);
   bool ok = provided != MPI_THREAD_MULTIPLE && Enabled();
+  // the node split (into pretend nodes under SHMCOLL_FAKE_NODES, nodes.cc)
   MPI_Comm node = MPI_COMM_NULL;
-  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
-    ok = false;
-  } else {
-    int nn = 0;
-    PMPI_Comm_size(node, &nn);
-    ok = ok && nn == st->n;
-    PMPI_Comm_free(&node);
+  int nn = 0;
+  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) node = MPI_COMM_NULL;
+  if (node != MPI_COMM_NULL) node = PretendSplit(node, st->me);
+  if (node != MPI_COMM_NULL) PMPI_Comm_size(node, &nn);
+  if (!AllAgree(ok && node != MPI_COMM_NULL, comm)) {
+    if (node != MPI_COMM_NULL) PMPI_Comm_free(&node);
+    return st;
   }
-  if (!AllAgree(ok, comm)) return st;
+  if (nn < st->n) {  // several nodes: the hierarchical path (nodes.cc), which keeps `node`
+    SetUpNodes(st, comm, node);
+    return st;
+  }
+  PMPI_Comm_free(&node);
+  MapSegment(st, comm);
+  return st;
+}
+
+}  // namespace
+
+bool MapSegment(CommState* st, MPI_Comm comm) {
   st->slot = SlotBytes(st->n);
   st->map_bytes = (sizeof(RankFlags) + st->slot) * static_cast<size_t>(st->n);
   // (SHMCOLL_ACCEL_SHARE=name: the named way only, for its test; the same on every process)
   const char* share = std::getenv("SHMCOLL_ACCEL_SHARE");
   if (!(share && std::strcmp(share, "name") == 0)) st->base = ShareByPidfd(st->me, st->map_bytes, comm);
   if (!st->base) st->base = ShareByName(st->me, st->map_bytes, comm);
-  if (!st->base) return st;
+  if (!st->base) return false;
   st->taken = true;
   if (g_progress_comm == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_SELF, &g_progress_comm) == MPI_SUCCESS) {
     // HostProgress's receive, made here (outside any wait) once per process
@@ -181,10 +179,26 @@ CommState* SetUp(MPI_Comm comm) {
   st->next = g_mapped;
   if (g_mapped) g_mapped->prev = st;
   g_mapped = st;
-  return st;
+  return true;
 }
 
-}  // namespace
+bool AllAgree(bool ok, MPI_Comm comm) {
+  int mine = ok ? 1 : 0, all = 0;
+  if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return false;
+  return all == 1;
+}
+
+void Unmap(CommState* st) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!st->base) return;
+  munmap(st->base, st->map_bytes);
+  st->base = nullptr;
+  st->taken = false;  // a collective after this (in MPI_Finalize) goes to the host
+  if (st->prev) st->prev->next = st->next;
+  if (st->next) st->next->prev = st->prev;
+  if (g_mapped == st) g_mapped = st->next;
+  st->prev = st->next = nullptr;
+}
 
 bool Enabled() {
   static const bool on = [] {
@@ -220,6 +234,7 @@ void HostProgress() {
 }
 
 void UnmapAll() {
+  g_finalizing = true;
   if (g_progress_req != MPI_REQUEST_NULL) {
     PMPI_Cancel(&g_progress_req);
     PMPI_Wait(&g_progress_req, MPI_STATUS_IGNORE);

@@ -4,7 +4,9 @@
 # the accelerator preloaded and SHMCOLL_ACCEL_REPORT=1.  Passes when the
 # program passes (the programs check their results byte for byte) and every
 # rank's report line says what was expected:
-#   taken     every rank took at least one call (T > 0)
+#   taken     every rank took at least one call (T > 0); with
+#             SHMCOLL_FAKE_NODES > 1, also at least one by the hierarchical
+#             path ("shmcoll-accel: rank R: H of them across nodes", H > 0)
 #   taken:MPI_X,MPI_Y
 #             and every rank took at least one call of each function named
 #             (SHMCOLL_ACCEL_REPORT=calls: a second line with the calls taken
@@ -98,7 +100,15 @@ for ((r = 0; r < np; ++r)); do
   fi
   read -r t p < <(echo "$line" | sed -E 's/.*: ([0-9]+) calls taken, ([0-9]+) passed.*/\1 \2/')
   case $expect in
-    taken) [ "$t" -gt 0 ] || { echo "accel: rank $r took no call"; bad=1; } ;;
+    taken)
+      [ "$t" -gt 0 ] || { echo "accel: rank $r took no call"; bad=1; }
+      # With pretend nodes the tests run on several of them: some calls must have crossed nodes.
+      if [ "${SHMCOLL_FAKE_NODES:-1}" -gt 1 ] &&
+        ! grep -qE "^shmcoll-accel: rank $r: [1-9][0-9]* of them across nodes$" "$log"; then
+        echo "accel: rank $r took no call across nodes (SHMCOLL_FAKE_NODES=$SHMCOLL_FAKE_NODES)"
+        bad=1
+      fi
+      ;;
     declined) [ "$t" -eq 0 ] && [ "$p" -gt 0 ] || { echo "accel: rank $r: expected every call declined: $line"; bad=1; } ;;
   esac
   # "shmcoll-accel: rank R: taken: MPI_X=N MPI_Y=M ..."
