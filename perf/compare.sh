@@ -29,9 +29,10 @@
 #                      (default: PREFIX with --shmcoll install, <build dir>/accel with
 #                      --shmcoll build)
 #   --neighbor         also run the neighbourhood collectives (MPI_Neighbor_alltoall
-#                      and MPI_Neighbor_allgather on a 2-D periodic grid and on a
-#                      random graph: ops cart_alltoall graph_alltoall cart_allgather
-#                      graph_allgather); added to the default ops, or to the --op
+#                      and MPI_Neighbor_allgather on a 2-D periodic grid, on a
+#                      random graph and on a 1-D periodic ring: ops cart_alltoall
+#                      graph_alltoall cart_allgather graph_allgather ring_alltoall
+#                      ring_allgather); added to the default ops, or to the --op
 #                      list given after --
 #   --rma              also run the one-sided ops (shmcoll-bench --op rma: put, get,
 #                      acc, fop and cas under fence, lock and lockall, perf/bench/rma.c);
@@ -359,7 +360,7 @@ if command -v gnuplot >/dev/null; then
   declare -A PANELS=(
     [main]="alltoall alltoallv alltoallv_skew alltoallw allgather allgatherv"
     [_rooted]="bcast reduce allreduce gather scatter reduce_scatter_block"
-    [_neighbor]="cart_alltoall graph_alltoall cart_allgather graph_allgather"
+    [_neighbor]="cart_alltoall graph_alltoall cart_allgather graph_allgather ring_alltoall ring_allgather"
     [_rma]="put_fence put_lock put_lockall get_fence get_lock get_lockall"
     [_rma_acc]="acc_fence acc_lock acc_lockall")
   for method in $METHODS; do

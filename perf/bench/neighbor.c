@@ -12,6 +12,11 @@
  * b ^ 1.  This also holds in a dimension of size 1 or 2, where both
  * neighbours are one rank (itself at size 1), and the check expects it.
  *
+ * The ring: MPI_Cart_create with one periodic dimension of N, neighbours
+ * MPI_Cart_shift(0, 1)'s source and destination, blocks 0 and 1, the same
+ * b ^ 1 rule (at N = 2 both neighbours are the other rank: the extent-2 case
+ * with two neighbours, for the bandwidth target at N = 2).
+ *
  * The random graph: a generator seeded with kGraphSeed (the same on every
  * rank, so the ranks agree without communicating) draws a permutation P of
  * the N ranks and k = min(4, N - 1) distinct offsets o_0 .. o_k-1 from
@@ -62,15 +67,19 @@ static void shuffle(int *a, int n, uint64_t *state) {
   }
 }
 
-static void make_cart(Topo *t, int n) {
+static void make_cart(Topo *t, int n, int ndims) {
   int dims[2] = {0, 0}, periods[2] = {1, 1};
-  MPI_Dims_create(n, 2, dims);
-  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &t->comm);
-  t->deg = 4;
-  for (int d = 0; d < 2; d++) MPI_Cart_shift(t->comm, d, 1, &t->srcs[2 * d], &t->srcs[2 * d + 1]);
+  MPI_Dims_create(n, ndims, dims);
+  MPI_Cart_create(MPI_COMM_WORLD, ndims, dims, periods, 0, &t->comm);
+  t->deg = 2 * ndims;
+  for (int d = 0; d < ndims; d++) MPI_Cart_shift(t->comm, d, 1, &t->srcs[2 * d], &t->srcs[2 * d + 1]);
   memcpy(t->dsts, t->srcs, sizeof t->dsts); /* a Cartesian rank sends to whom it receives from */
-  snprintf(t->desc, sizeof t->desc, "%d x %d periodic grid, 4 neighbours per rank (rank %d: %d %d %d %d)", dims[0],
-           dims[1], g_me, t->srcs[0], t->srcs[1], t->srcs[2], t->srcs[3]);
+  if (ndims == 1)
+    snprintf(t->desc, sizeof t->desc, "periodic ring of %d, 2 neighbours per rank (rank %d: %d %d)", dims[0], g_me,
+             t->srcs[0], t->srcs[1]);
+  else
+    snprintf(t->desc, sizeof t->desc, "%d x %d periodic grid, 4 neighbours per rank (rank %d: %d %d %d %d)", dims[0],
+             dims[1], g_me, t->srcs[0], t->srcs[1], t->srcs[2], t->srcs[3]);
 }
 
 static void make_graph(Topo *t, int n) {
@@ -109,13 +118,15 @@ void nb_setup(void) {
   int n;
   MPI_Comm_rank(MPI_COMM_WORLD, &g_me);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
-  make_cart(&g_topos[NB_CART], n);
+  make_cart(&g_topos[NB_CART], n, 2);
   make_graph(&g_topos[NB_GRAPH], n);
+  make_cart(&g_topos[NB_RING], n, 1);
 }
 
 void nb_print(void) {
   if (g_me != 0) return;
-  printf("# cart_*: %s\n# graph_*: %s\n", g_topos[NB_CART].desc, g_topos[NB_GRAPH].desc);
+  printf("# cart_*: %s\n# graph_*: %s\n# ring_*: %s\n", g_topos[NB_CART].desc, g_topos[NB_GRAPH].desc,
+         g_topos[NB_RING].desc);
   fflush(stdout);
 }
 
@@ -136,11 +147,11 @@ void nb_fill(int topo, int gather, size_t s, char *sb) {
 }
 
 /* What arrives in receive block j: the block in-neighbour j sent towards this
- * rank (the one block of an allgather; block j ^ 1 on the grid, j in the
+ * rank (the one block of an allgather; block j ^ 1 on the grids, j in the
  * graph, see the top of the file). */
 static unsigned char expected(int topo, int gather, int j, size_t off) {
   int from = g_topos[topo].srcs[j];
-  int block = gather ? 0 : topo == NB_CART ? j ^ 1 : j;
+  int block = gather ? 0 : topo == NB_GRAPH ? j : j ^ 1;
   return pattern(from, block, off);
 }
 

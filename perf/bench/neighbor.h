@@ -1,12 +1,14 @@
 /*
  * shmcoll-bench's neighbourhood collectives: MPI_Neighbor_alltoall and
- * MPI_Neighbor_allgather over two process topologies, made once at start-up
+ * MPI_Neighbor_allgather over three process topologies, made once at start-up
  * (neighbor.c says how):
  *   NB_CART   a 2-D periodic Cartesian grid, MPI_Dims_create(N, 2) x
  *             MPI_Cart_create, 4 neighbours (2 per dimension);
  *   NB_GRAPH  a seeded random graph from MPI_Dist_graph_create_adjacent in
  *             which every rank has k = min(4, N - 1) out- and k in-neighbours,
- *             no self-loops and no repeated edges.
+ *             no self-loops and no repeated edges;
+ *   NB_RING   a 1-D periodic Cartesian grid of N ranks, 2 neighbours (-1 and
+ *             +1): at N = 2 the other rank is both, at N = 1 the rank itself.
  * A block is `s` bytes: alltoall sends one block to each out-neighbour and
  * receives one from each in-neighbour; allgather sends its one block to every
  * out-neighbour.  Both topologies keep the world ranks (reorder = 0).
@@ -17,9 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { NB_CART, NB_GRAPH, NB_NTOPO };
+enum { NB_CART, NB_GRAPH, NB_RING, NB_NTOPO };
 
-/* Makes both topologies; collective over MPI_COMM_WORLD. */
+/* Makes the topologies; collective over MPI_COMM_WORLD. */
 void nb_setup(void);
 /* Rank 0 prints a '#' line describing each topology. */
 void nb_print(void);

@@ -127,6 +127,8 @@ enum {
   OP_GRAPH_ALLTOALL, /* MPI_Neighbor_alltoall, random graph of degree min(4, N-1) */
   OP_CART_ALLGATHER, /* MPI_Neighbor_allgather, the same two topologies */
   OP_GRAPH_ALLGATHER,
+  OP_RING_ALLTOALL,  /* MPI_Neighbor_alltoall and _allgather on a 1-D periodic ring (2 neighbours) */
+  OP_RING_ALLGATHER,
   OP_MEMCPY,  /* all ranks copy their receive volume concurrently */
   OP_MEMCPY1, /* rank 0 alone copies it */
   OP_YIELD,   /* every rank calls sched_yield() back to back: the scheduling floor */
@@ -136,10 +138,11 @@ static const char *const kOpNames[OP_COUNT] = {"alltoall", "alltoallv", "alltoal
                                                "allgather", "allgatherv", "bcast", "reduce", "allreduce", "gather",
                                                "scatter", "reduce_scatter_block", "barrier", "sendrecv",
                                                "cart_alltoall", "graph_alltoall", "cart_allgather", "graph_allgather",
+                                               "ring_alltoall", "ring_allgather",
                                                "memcpy", "memcpy1", "yield"};
 #define OPS_COLL ((1u << OP_SENDRECV) - 1)
-#define OPS_NB_ALLTOALL ((1u << OP_CART_ALLTOALL) | (1u << OP_GRAPH_ALLTOALL))
-#define OPS_NB_ALLGATHER ((1u << OP_CART_ALLGATHER) | (1u << OP_GRAPH_ALLGATHER))
+#define OPS_NB_ALLTOALL ((1u << OP_CART_ALLTOALL) | (1u << OP_GRAPH_ALLTOALL) | (1u << OP_RING_ALLTOALL))
+#define OPS_NB_ALLGATHER ((1u << OP_CART_ALLGATHER) | (1u << OP_GRAPH_ALLGATHER) | (1u << OP_RING_ALLGATHER))
 #define OPS_NEIGHBOR (OPS_NB_ALLTOALL | OPS_NB_ALLGATHER)
 #define OPS_DEFAULT (OPS_COLL | (1u << OP_MEMCPY) | (1u << OP_MEMCPY1) | (1u << OP_YIELD))
 
@@ -155,7 +158,10 @@ static int is_rooted_op(int op) { return op == OP_GATHER || op == OP_SCATTER; }
 /* Run once, as bytes 0: no buffers. */
 static int is_sizeless_op(int op) { return op == OP_YIELD || op == OP_BARRIER; }
 static int is_neighbor_op(int op) { return (OPS_NEIGHBOR >> op) & 1u; }
-static int nb_topo(int op) { return op == OP_CART_ALLTOALL || op == OP_CART_ALLGATHER ? NB_CART : NB_GRAPH; }
+static int nb_topo(int op) {
+  if (op == OP_CART_ALLTOALL || op == OP_CART_ALLGATHER) return NB_CART;
+  return op == OP_RING_ALLTOALL || op == OP_RING_ALLGATHER ? NB_RING : NB_GRAPH;
+}
 static int nb_gather(int op) { return (OPS_NB_ALLGATHER >> op) & 1u; }
 
 /* ---- options ----------------------------------------------------------------- */
@@ -244,13 +250,15 @@ static void usage(void) {
       "  --op LIST         comma-separated: alltoall alltoallv alltoallv_skew alltoallw allgather\n"
       "                    allgatherv bcast reduce allreduce gather scatter reduce_scatter_block\n"
       "                    barrier sendrecv cart_alltoall graph_alltoall cart_allgather\n"
-      "                    graph_allgather memcpy memcpy1 yield, or coll (the thirteen\n"
+      "                    graph_allgather ring_alltoall ring_allgather memcpy memcpy1 yield,\n"
+      "                    or coll (the thirteen\n"
       "                    collectives) (default, and all: the collectives, memcpy,\n"
       "                    memcpy1 and yield); sendrecv is MPI_Sendrecv around a ring\n"
       "                    (point-to-point); yield is sched_yield() on every rank at once, the\n"
-      "                    scheduling floor when ranks outnumber cores; cart_* and graph_* are\n"
-      "                    MPI_Neighbor_alltoall/allgather on a 2-D periodic grid and on a random\n"
-      "                    graph of degree min(4, N-1), selected by name or as neighbor,\n"
+      "                    scheduling floor when ranks outnumber cores; cart_*, graph_* and\n"
+      "                    ring_* are MPI_Neighbor_alltoall/allgather on a 2-D periodic grid, on\n"
+      "                    a random graph of degree min(4, N-1) and on a 1-D periodic ring (2\n"
+      "                    neighbours; at N = 2 the other rank twice), selected by name or as neighbor,\n"
       "                    neighbor_alltoall or neighbor_allgather (not in the default);\n"
       "                    one-sided (rma.c, not in the default): put_fence put_lock put_lockall,\n"
       "                    get_*, acc_* (MPI_Accumulate, MPI_SUM of doubles), fop_*\n"
@@ -730,6 +738,8 @@ static inline void run_op(const Layout *L, char *sb, char *rb) {
     case OP_GRAPH_ALLTOALL:
     case OP_CART_ALLGATHER:
     case OP_GRAPH_ALLGATHER:
+    case OP_RING_ALLTOALL:
+    case OP_RING_ALLGATHER:
       nb_run(nb_topo(L->op), nb_gather(L->op), s, sb, rb);
       break;
     case OP_MEMCPY:

@@ -21,10 +21,11 @@ other ranks waiting in the library (a library that spins while waiting steals
 cores from the copying ranks when ranks outnumber cores).
 
 The rooted and reducing collectives and the barrier, then the
-neighbourhood collectives (cart_* and graph_*, shmcoll-bench --op
+neighbourhood collectives (cart_*, graph_* and ring_*, shmcoll-bench --op
 neighbor), then the one-sided ops (put_fence .. cas_lockall, --op rma), are
 listed after the exchanges, without a memcpy bound: op=memcpy copies N
-blocks per rank, these calls move one block per rank or neighbour.
+blocks per rank, these calls move one block per rank or neighbour.  Except
+the ring at 2 ranks: there every rank receives 2 blocks, the memcpy volume.
 
 The spread over runs: column `shm runs` gives the fastest and slowest of
 shmcoll's runs at each point, and the summary ends with the points where
@@ -40,7 +41,10 @@ import statistics
 import sys
 from collections import defaultdict
 
-NEIGHBOR_OPS = ["cart_alltoall", "graph_alltoall", "cart_allgather", "graph_allgather"]
+NEIGHBOR_OPS = ["cart_alltoall", "graph_alltoall", "cart_allgather", "graph_allgather", "ring_alltoall",
+                "ring_allgather"]
+# The ring at 2 ranks: each rank receives 2 blocks, as op=memcpy copies.
+RING_OPS = ("ring_alltoall", "ring_allgather")
 EXCHANGE_OPS = ["alltoall", "alltoallv", "alltoallv_skew", "alltoallw", "allgather", "allgatherv"]
 # Rooted and reducing collectives, and the barrier: no memcpy bound either
 # (op=memcpy copies N blocks per rank; these move one block, or N at one rank).
@@ -115,7 +119,7 @@ def main():
         The skewed alltoallv moves nearly all its bytes into one rank, so its
         bound is that one rank's copy (memcpy1) rather than every rank
         copying at once (memcpy)."""
-        if op not in EXCHANGE_OPS:
+        if op not in EXCHANGE_OPS and not (op in RING_OPS and r == 2):
             return None  # no copy of the same volume is measured
         kind = "memcpy1" if op == "alltoallv_skew" else "memcpy"
         best = None

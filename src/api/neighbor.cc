@@ -11,15 +11,18 @@
 // (ExchangeArgs::allPairs false): a rank writes lanes only for its
 // out-neighbours and waits only for its in-neighbours, small blocks travel
 // in the lanes and large contiguous ones are pulled in place, as in the
-// other collectives.  A pair with several edges (a periodic dimension of
-// extent 1 or 2, a repeated graph edge, a rank its own neighbour several
-// times) moves them in successive rounds, round k each pair's k-th edge:
-// every rank runs the topology's `rounds` (the most edges of any pair,
-// known to all ranks when the topology is made), a blocking call as that
-// many exchanges, a nonblocking or persistent one as one schedule of that
-// many rounds of point-to-point messages (coll/sched_exchange.cc).  Rounds
-// in which no rank has anything but its own edges left (pairRounds) are
-// local copies.
+// other collectives; the inline path walks only the plan's peers
+// (transport::Pairs::outPeers), so a small call costs O(degree), not O(N).
+// A pair with several edges (a periodic dimension of extent 1 or 2, a
+// repeated graph edge, a rank its own neighbour several times) moves them
+// together in a blocking call: its edges are the pair's parts
+// (transport::Pairs::multiPart), end to end in one lane when they fit, else
+// pulled part by part or streamed end to end, all in the call's one round
+// (before, one round per edge: at 8 ranks on a 4 x 2 grid, twice the cost
+// of a call).  A nonblocking or persistent call runs the topology's `rounds`
+// (the most edges of any pair, known to all ranks when the topology is
+// made) as one schedule of that many rounds of point-to-point messages
+// (coll/sched_exchange.cc), round k each pair's k-th edge.
 //
 // Which edge meets which when a pair has several.  The k-th edge from a
 // rank to a peer (in the sender's out-list order) lands in the k-th edge
@@ -50,6 +53,7 @@ struct NeighborPlan {
     std::vector<int32_t> slot;  // per communicator rank: index into peers, or -1
     std::vector<Peer> peers;
     std::vector<uint32_t> edges;  // indices into the topology's in or out list
+    std::vector<uint32_t> ranks;  // the peers' ranks, increasing (transport::Pairs::outPeers)
     uint32_t degree = 0;          // the list's length (MPI_PROC_NULL entries included)
   };
   Side out, in;
@@ -77,6 +81,7 @@ void group(const std::vector<int>& list, uint32_t n, bool swapPairs, NeighborPla
     if (k == 0 || byPeer[k - 1].first != p) {
       s->slot[p] = static_cast<int32_t>(s->peers.size());
       s->peers.push_back({static_cast<uint32_t>(s->edges.size()), 0});
+      s->ranks.push_back(p);
     }
     s->edges.push_back(swapPairs ? byPeer[k].second ^ 1u : byPeer[k].second);
     ++s->peers.back().count;
@@ -106,40 +111,64 @@ int planOf(const Call& call, const rt::Comm* c, std::shared_ptr<const NeighborPl
 
 inline coll::Block none() { return {nullptr, 0, dt::byteType()}; }
 
-// One call's blocks per peer in round `round_` (coll::ExchangeArgs::rounds):
-// the peer's edge of that rank in the matching order, or nothing.  E
-// describes the edges: sendEdge(j) is the block for out-edge j, recvEdge(i)
-// the block for in-edge i.
+// One call's blocks per peer.  Blocking (multiPart): all of a pair's edges
+// at once, as the pair's parts in the matching order (transport::Pairs); a
+// schedule (select() called, also for a blocking call run as one): round
+// `round_` (coll::ExchangeArgs::rounds), the pair's edge of that rank, or
+// nothing.  E describes the edges: sendEdge(j) is the block
+// for out-edge j, recvEdge(i) the block for in-edge i.
 template <class E>
 class NeighborArgs final : public coll::ExchangeArgs {
  public:
   E e;
   std::shared_ptr<const NeighborPlan> plan;
 
-  void select(uint32_t round) const override { round_ = round; }
-  coll::Block send(uint32_t p) const override {
-    const int32_t s = plan->out.slot[p];
-    if (s < 0) return none();
-    const NeighborPlan::Peer& q = plan->out.peers[s];
-    return round_ < q.count ? e.sendEdge(plan->out.edges[q.first + round_]) : none();
+  void select(uint32_t round) const override {
+    round_ = round;
+    selected_ = true;
   }
-  coll::Block recv(uint32_t p) const override {
-    const int32_t s = plan->in.slot[p];
-    if (s < 0) return none();
-    const NeighborPlan::Peer& q = plan->in.peers[s];
-    return round_ < q.count ? e.recvEdge(plan->in.edges[q.first + round_]) : none();
-  }
-  bool sends(uint32_t p) const override {
-    const int32_t s = plan->out.slot[p];
-    return s >= 0 && round_ < plan->out.peers[s].count;
-  }
-  bool receives(uint32_t p) const override {
-    const int32_t s = plan->in.slot[p];
-    return s >= 0 && round_ < plan->in.peers[s].count;
-  }
+  coll::Block send(uint32_t p) const override { return block(plan->out, p, true); }
+  coll::Block recv(uint32_t p) const override { return block(plan->in, p, false); }
+  bool sends(uint32_t p) const override { return has(plan->out, p); }
+  bool receives(uint32_t p) const override { return has(plan->in, p); }
+  uint32_t sendParts(uint32_t p) const override { return parts(plan->out, p); }
+  uint32_t recvParts(uint32_t p) const override { return parts(plan->in, p); }
+  coll::Block sendPart(uint32_t p, uint32_t k) const override { return part(plan->out, p, k, true); }
+  coll::Block recvPart(uint32_t p, uint32_t k) const override { return part(plan->in, p, k, false); }
+  const std::vector<uint32_t>* outPeers() const override { return &plan->out.ranks; }
+  const std::vector<uint32_t>* inPeers() const override { return &plan->in.ranks; }
 
  private:
+  coll::Block edge(uint32_t i, bool out) const { return out ? e.sendEdge(i) : e.recvEdge(i); }
+  bool has(const NeighborPlan::Side& side, uint32_t p) const {
+    const int32_t s = side.slot[p];
+    return s >= 0 && (whole() || round_ < side.peers[s].count);
+  }
+  uint32_t parts(const NeighborPlan::Side& side, uint32_t p) const {
+    const int32_t s = side.slot[p];
+    return s < 0 ? 0 : side.peers[s].count;
+  }
+  coll::Block part(const NeighborPlan::Side& side, uint32_t p, uint32_t k, bool out) const {
+    const int32_t s = side.slot[p];
+    return s < 0 || k >= side.peers[s].count ? none() : edge(side.edges[side.peers[s].first + k], out);
+  }
+  // A pair of several parts gives its total size only (transport::Pairs).
+  coll::Block block(const NeighborPlan::Side& side, uint32_t p, bool out) const {
+    const int32_t s = side.slot[p];
+    if (s < 0) return none();
+    const NeighborPlan::Peer& q = side.peers[s];
+    if (!whole()) return round_ < q.count ? edge(side.edges[q.first + round_], out) : none();
+    if (q.count == 1) [[likely]]
+      return edge(side.edges[q.first], out);
+    uint64_t bytes = 0;
+    for (uint32_t k = 0; k < q.count; ++k) bytes += edge(side.edges[q.first + k], out).bytes();
+    return {nullptr, bytes, dt::byteType()};
+  }
+
+  bool whole() const { return multiPart && !selected_; }
+
   mutable uint32_t round_ = 0;
+  mutable bool selected_ = false;
 };
 
 // ---- the edges of each operation -----------------------------------------------
@@ -206,22 +235,13 @@ int begin(const Call& call, const rt::Comm* c, coll::Op op, const void* sendbuf,
   return MPI_SUCCESS;
 }
 
-// Blocking, one exchange per round; else one schedule of all the rounds.
+// Blocking, one exchange that moves each pair's edges together (its parts);
+// else one schedule of all the rounds.
 template <class E>
 int run(Call& call, rt::Comm* c, NeighborArgs<E>& a) {
   a.rounds = c->topo->rounds;
-  if (!call.blocking() || a.rounds == 1) return runExchange(call, c, a);
-  // (the rounds past pairRounds only copy a rank's edges to itself)
-  const uint32_t me = c->team.rank;
-  for (uint32_t k = 0; k < a.rounds; ++k) {
-    a.select(k);
-    if (k < c->topo->pairRounds) {
-      SHMCOLL_CHECK(runExchange(call, c, a));
-    } else if (int rc = transport::selfCopy(a.send(me), a.recv(me))) {
-      return check::engine(call, rc);
-    }
-  }
-  return MPI_SUCCESS;
+  a.multiPart = call.blocking() && a.rounds > 1;
+  return runExchange(call, c, a);
 }
 
 // A per-edge array argument: as long as the degree (null allowed when it is 0).

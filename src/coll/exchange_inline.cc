@@ -9,7 +9,6 @@
 
 namespace shmcoll::coll {
 
-
 int inlineBegin(Team& team, const transport::Pairs& a, InlineRun* r) {
   transport::Lanes& lanes = transport::lanes();
   const segment::View& seg = transport::world().seg;
@@ -29,8 +28,10 @@ int inlineBegin(Team& team, const transport::Pairs& a, InlineRun* r) {
   // operation (usually known from the lanes read since).
   SHMCOLL_CHECK(lanes.claim(r->area, team.lines, r->seq));
   std::vector<uint32_t>& readers = lanes.readers(r->area);  // (every other member, or those we send to)
-  for (uint32_t p = 0; p < n; ++p)
-    if (p != team.rank && a.sendsTo(p)) readers.push_back(team.members[p]);
+  transport::forSends(a, n, team.rank, [&](uint32_t p) {
+    readers.push_back(team.members[p]);
+    return 0;
+  });
   return 0;
 }
 
@@ -76,9 +77,21 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
   }
   // Everything addressed to us has been read: release the senders.  The
   // exchange is a full fence, which the wake-up check after it needs.
+  // Who may sleep on us: readers of our lanes, and senders waiting for
+  // `consumed` (with lists, our out- and in-peers: O(degree)).
   w.seg.ctx(w.rank, team.lines)->consumed.v.exchange(r.seq, std::memory_order_seq_cst);
-  for (uint32_t i = 0; i < n; ++i)
-    if (i != me) wait::wakeIfSleeping(w.seg.ctl(team.members[i]));
+  const bool listed = !a.broadcast && a.outPeers() && a.inPeers();
+  if (listed) {
+    auto wake = [&](uint32_t p) {
+      wait::wakeIfSleeping(w.seg.ctl(team.members[p]));
+      return 0;
+    };
+    transport::forSends(a, n, me, wake);
+    transport::forReceives(a, n, me, wake);
+  } else {
+    for (uint32_t i = 0; i < n; ++i)
+      if (i != me) wait::wakeIfSleeping(w.seg.ctl(team.members[i]));
+  }
   // Every peer announced this operation, so it is done reading the other
   // area: ask for its lines now (see exchange_inline.h).  As many lines per
   // lane as this operation wrote, at most 8 (a 440-byte block), and at most
@@ -88,6 +101,12 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
     const uint64_t lines = std::min<uint64_t>(segment::laneInlineLines(r.lastBytes), 8);
     if (a.broadcast) {
       for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
+    } else if (listed) {
+      uint32_t left = 32;
+      transport::forSends(a, n, me, [&](uint32_t p) {
+        for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + p * r.laneBytes + l * 64);
+        return --left == 0 ? 1 : 0;
+      });
     } else {
       const uint32_t peers = std::min<uint32_t>(n - 1, 32);
       for (uint32_t d = 1; d <= peers; ++d) {
@@ -117,9 +136,7 @@ bool eligible(const Operation& o) {
   const uint64_t cap = g.cap[o.args->broadcast ? 1 : 0];
   const uint32_t n = o.team().size(), me = o.team().rank;
   if (o.args->broadcast) return o.args->send(0).bytes() <= cap;
-  for (uint32_t p = 0; p < n; ++p)
-    if (p != me && o.args->sendsTo(p) && o.args->send(p).bytes() > cap) return false;
-  return true;
+  return !transport::forSends(*o.args, n, me, [&](uint32_t p) { return o.args->send(p).bytes() > cap ? 1 : 0; });
 }
 
 int run(Operation& o) {

@@ -37,7 +37,12 @@
 // to 48 bytes, then one more per 56), two copies per byte, one wake-up check
 // per peer and one prefetch per peer lane line.  Up to 440 bytes, the tag goes
 // out with the first line and every later line carries its own stamp, so a
-// reader copies lines as they arrive rather than after the last one.
+// reader copies lines as they arrive rather than after the last one.  A
+// sparse round that lists its peers (transport::Pairs::outPeers: the
+// neighbourhood collectives) costs the same per neighbour and touches no
+// other rank's lines: its loops, wake-ups and prefetches walk the lists, so a
+// call costs O(degree) instead of O(n).  A pair with several blocks
+// (transport::Pairs::multiPart) fills one lane with them end to end.
 //
 // Chosen (registered as "inline") whenever every block this rank sends fits
 // (SHMCOLL_INLINE_MAX, capped by the lane), on intracommunicators, in blocking
@@ -63,6 +68,7 @@
 #include "transport/block.h"
 #include "transport/lane.h"
 #include "transport/lanes.h"
+#include "transport/parts.h"
 #include "transport/round.h"
 #include "wait/wait.h"
 
@@ -121,6 +127,15 @@ inline void putLane(InlineRun& r, char* lane, const Block& b) {
   r.lastBytes = bytes;
 }
 
+// A pair with several parts (transport::Pairs::multiPart): end to end, the
+// lane of one block of their total size.
+inline void putParts(InlineRun& r, char* lane, const transport::Pairs& a, uint32_t p) {
+  const uint64_t bytes = a.send(p).bytes();
+  transport::PartsCursor pc(&a, p, true);
+  transport::writeInline(lane, bytes, r.tag, true, [&](uint64_t off, char* d, uint64_t n) { pc.pack(off, d, n); });
+  r.lastBytes = bytes;
+}
+
 template <class A>
 int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* lane) {
   Team& t = *r.team;
@@ -140,7 +155,10 @@ int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* la
   if (segment::laneStamped(bytes))
     SHMCOLL_CHECK(
         wait::waitUntil(transport::world().self(), [&] { return transport::inlineArrived(l, bytes, r.tag); }));
-  if (b.type->contiguous) {
+  if (a.receivesParts(q)) [[unlikely]] {
+    transport::PartsCursor pc(&a, q, false);
+    transport::readInline(l, bytes, use, [&](uint64_t off, const char* s, uint64_t n) { pc.unpack(off, s, n); });
+  } else if (b.type->contiguous) {
     char* dst = const_cast<char*>(b.buf) + b.type->trueLb;
     transport::readInline(l, bytes, use,
                           [dst](uint64_t off, const char* s, uint64_t n) { transport::copyPiece(dst + off, s, n); });
@@ -169,9 +187,8 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   const uint64_t cap = g.cap[a.broadcast ? 1 : 0];
   if (a.broadcast) {
     if (a.send(0).bytes() > cap) return 0;
-  } else {
-    for (uint32_t p = 0; p < n; ++p)
-      if (p != me && a.sendsTo(p) && a.send(p).bytes() > cap) return 0;
+  } else if (transport::forSends(a, n, me, [&](uint32_t p) { return a.send(p).bytes() > cap ? 1 : 0; })) {
+    return 0;
   }
   *taken = true;
   if (g.verbose) [[unlikely]]
@@ -181,12 +198,20 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   if (a.broadcast) {
     detail::putLane(r, r.mine, a.send(0));
   } else {
-    for (uint32_t d = 1; d < n; ++d) {
-      const uint32_t p = me + d < n ? me + d : me + d - n;
-      if (a.sendsTo(p)) detail::putLane(r, r.mine + p * r.laneBytes, a.send(p));
-    }
+    transport::forSends(a, n, me, [&](uint32_t p) {
+      if (a.sendsParts(p)) [[unlikely]]
+        detail::putParts(r, r.mine + p * r.laneBytes, a, p);
+      else
+        detail::putLane(r, r.mine + p * r.laneBytes, a.send(p));
+      return 0;
+    });
   }
-  {
+  if (a.multiPart) [[unlikely]] {
+    if (int rc = transport::selfCopyParts(a, me)) {
+      r.status = rc;
+      r.reason = lastReason();
+    }
+  } else {
     // (selfCopy's first case, without the call: this is the common one)
     const Block sb = a.broadcast ? a.send(0) : a.send(me), rb = a.recv(me);
     const uint64_t bytes = sb.bytes();
@@ -199,19 +224,25 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   }
   // Every lane already written, in the order peers tend to arrive.
   const uint64_t off = a.broadcast ? 0 : me * r.laneBytes;
-  for (uint32_t d = 1; d < n; ++d) {
-    const uint32_t q = me >= d ? me - d : me + n - d;
-    if (!a.receivesFrom(q)) continue;  // (sparse pairs; transport::Pairs::skipEmpty)
+  SHMCOLL_CHECK(transport::forReceives(a, n, me, [&](uint32_t q) {
+    if (!a.receivesFrom(q)) return 0;  // (sparse pairs; transport::Pairs::skipEmpty)
     const auto* lane = transport::peerLane(team.members[q], r.area, off);
-    if (lane->tag.load(std::memory_order_acquire) == r.tag)
-      SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));
-    else
+    if (lane->tag.load(std::memory_order_acquire) != r.tag) {
       r.pending->push_back(q);
-  }
+      return 0;
+    }
+    return detail::takeLane(r, a, q, lane);
+  }));
   if (!r.pending->empty()) {
     // Readers of our lanes that went to sleep are woken before we wait.
     const segment::View& seg = transport::world().seg;
-    wait::wakeAll(team.members, me, [&](uint32_t w) { return seg.ctl(w); });
+    if (a.broadcast || !a.outPeers())
+      wait::wakeAll(team.members, me, [&](uint32_t w) { return seg.ctl(w); });
+    else
+      transport::forSends(a, n, me, [&](uint32_t p) {
+        wait::wakeIfSleeping(seg.ctl(team.members[p]));
+        return 0;
+      });
     for (uint32_t q : *r.pending) {
       const auto* lane = transport::peerLane(team.members[q], r.area, off);
       SHMCOLL_CHECK(wait::waitUntil(transport::world().self(),

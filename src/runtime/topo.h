@@ -39,13 +39,14 @@ struct Topology {
   std::vector<int> inWeights, outWeights;
 
   // The most edges between one pair of ranks (a rank and itself included),
-  // over the whole topology: the same on every rank.  A blocking
-  // neighbourhood collective runs that many rounds, round k moving each
-  // pair's k-th edge (api/neighbor.cc).  1 unless a periodic dimension has
-  // extent 1 or 2, a graph repeats an edge, or a rank is its own neighbour.
+  // over the whole topology: the same on every rank.  A nonblocking or
+  // persistent neighbourhood collective runs that many schedule rounds,
+  // round k moving each pair's k-th edge; a blocking one moves a pair's
+  // edges together in one round when this is more than 1 (api/neighbor.cc).
+  // 1 unless a periodic dimension has extent 1 or 2, a graph repeats an
+  // edge, or a rank is its own neighbour.
   uint32_t rounds = 1;
-  // The same without a rank's edges to itself: the rounds in which ranks
-  // exchange anything (the others are local copies).
+  // The same without a rank's edges to itself.
   uint32_t pairRounds = 1;
 
   // Why the neighbourhood collectives refuse this topology (empty: they

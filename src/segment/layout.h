@@ -176,6 +176,10 @@ struct LaneHeader {
   uint64_t bytes;             // bytes for the reader, ORed with one of the kLane* kinds
   // Then, by kind: kLaneInline: the payload; kLanePull: the sender's address of
   // the bytes (uint64_t); kLaneStream: their offset in the sender's stream.
+  // A pair with several parts (transport/parts.h) sends their bytes end to
+  // end, inline or streamed as one block; pulled, its lane has kLaneParts too
+  // and, for each of its `count` parts, where it is and how long:
+  // {count, (address, bytes) x count} (uint64_t each).
 };
 constexpr size_t kLaneHeaderBytes = 16;
 constexpr size_t kLaneFirstPayload = kLine - kLaneHeaderBytes;  // 48: inline bytes in the header's line
@@ -204,7 +208,8 @@ static_assert(laneInlineCapacity(64) == 48 && laneInlineCapacity(128) == 104 && 
 constexpr uint64_t kLaneInline = 1ull << 63;
 constexpr uint64_t kLanePull = 1ull << 62;  // the reader pulls the bytes from the sender's buffer
 constexpr uint64_t kLaneStream = 0;
-constexpr uint64_t kLaneKinds = kLaneInline | kLanePull;
+constexpr uint64_t kLaneParts = 1ull << 61;  // with kLanePull: a list of (address, bytes), one per part
+constexpr uint64_t kLaneKinds = kLaneInline | kLanePull | kLaneParts;
 constexpr size_t kMinLaneArea = 64 * 1024;
 // Sequence numbers start at 1 and context ids are < 256, so (seq << 8) | ctx
 // is never 0 and names one operation of the job.  The tag is that number

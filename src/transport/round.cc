@@ -13,6 +13,7 @@
 #include "copy/copy.h"
 #include "transport/lane.h"
 #include "transport/lanes.h"
+#include "transport/parts.h"
 #include "transport/pull.h"
 #include "wait/wait.h"
 
@@ -29,6 +30,14 @@ struct From {
   const LaneHeader* lane;
   uint64_t chunk, begin, end, use;
   dt::Cursor cursor;
+  bool multi = false;  // several receive parts: `parts`, not `cursor`
+  PartsCursor parts;
+  void unpack(uint64_t pos, const char* s, uint64_t len) {
+    if (multi)
+      parts.unpack(pos, s, len);
+    else
+      cursor.unpack(pos, s, len);
+  }
 };
 
 }  // namespace
@@ -58,7 +67,8 @@ class Round {
     me_ = g_.rank;
     ctx_ = g_.lines;
     if (n == 1) {
-      int status = selfCopy(a_.broadcast ? a_.send(0) : a_.send(me_), a_.recv(me_));
+      int status =
+          a_.multiPart ? selfCopyParts(a_, me_) : selfCopy(a_.broadcast ? a_.send(0) : a_.send(me_), a_.recv(me_));
       return status ? fail(status, "%s", lastReason().c_str()) : 0;
     }
     slot_ = w_.seg.slotBytes();
@@ -72,7 +82,7 @@ class Round {
     int status;
     {
       copy::NtScope nt(ntRecv_ ? kNtRecvMin : 0);
-      status = selfCopy(a_.broadcast ? a_.send(0) : a_.send(me_), a_.recv(me_));
+      status = a_.multiPart ? selfCopyParts(a_, me_) : selfCopy(a_.broadcast ? a_.send(0) : a_.send(me_), a_.recv(me_));
     }
     if (status) statusReason_ = lastReason();
 
@@ -85,7 +95,13 @@ class Round {
     }
     // Everything addressed to us has been read: release the senders.
     release(ctx_, seq_);
-    wait::wakeAll(g_.members, me_, [&](uint32_t r) { return w_.seg.ctl(r); });
+    if (listed()) {  // (readers of our lanes and chunks, senders waiting for `consumed`)
+      auto wake = [&](uint32_t p) { return wait::wakeIfSleeping(w_.seg.ctl(g_.members[p])), 0; };
+      forSends(a_, n, me_, wake);
+      forReceives(a_, n, me_, wake);
+    } else {
+      wait::wakeAll(g_.members, me_, [&](uint32_t r) { return w_.seg.ctl(r); });
+    }
     // Our user buffer is being read in place: stay until those readers are done.
     for (uint32_t p : sc_.pullReaders) SHMCOLL_CHECK(lanes_.awaitFinished(g_.members[p], ctx_, seq_));
     if (status) return fail(status, "%s", statusReason_.c_str());
@@ -108,13 +124,13 @@ class Round {
     const uint64_t off = a_.broadcast ? 0 : me_ * laneBytes_;
     for (uint32_t i = 0; i < left.count; ++i) {
       const uint32_t q = left.peers[i];
-      sc_.from.push_back({q, kWaitLane, peerLane(g_.members[q], area_, off), 0, 0, 0, 0, {}});
+      sc_.from.push_back({q, kWaitLane, peerLane(g_.members[q], area_, off), 0, 0, 0, 0, {}, false, {}});
     }
     if (a_.skipEmpty) {
       const uint32_t n = g_.size();
       for (uint32_t q = 0; q < n; ++q) {
         if (q == me_ || !a_.skipsEmpty(q)) continue;
-        sc_.skipped.push_back({q, kWaitLane, peerLane(g_.members[q], area_, off), 0, 0, 0, 0, {}});
+        sc_.skipped.push_back({q, kWaitLane, peerLane(g_.members[q], area_, off), 0, 0, 0, 0, {}, false, {}});
       }
     }
     SHMCOLL_CHECK(drive());
@@ -175,6 +191,7 @@ class Round {
 
   // Fills one lane (everything but its tag) for a block of `b`.
   void fillLane(LaneHeader* h, const Block& b, uint32_t peer) {
+    if (a_.sendsParts(peer)) return fillParts(h, peer);
     const uint64_t bytes = b.bytes();
     char* body = laneBody(h);
     dt::Cursor cur(b.buf, b.count, b.type);
@@ -199,22 +216,62 @@ class Round {
     }
   }
 
+  // Fills the lane of a pair with several parts (segment/layout.h has the
+  // format): inline as one block when they fit; pulled when every non-empty
+  // part may be and their list fits the lane; else streamed end to end.
+  void fillParts(LaneHeader* h, uint32_t peer) {
+    const uint64_t bytes = a_.send(peer).bytes();
+    char* body = laneBody(h);
+    if (bytes <= inlineMax_) {
+      PartsCursor pc(&a_, peer, true);
+      writeInline(reinterpret_cast<char*>(h), bytes, tag_, false,
+                  [&](uint64_t off, char* d, uint64_t len) { pc.pack(off, d, len); });
+      return;
+    }
+    const uint64_t k = a_.sendParts(peer);
+    bool pull = (1 + 2 * k) * sizeof(uint64_t) <= laneBytes_ - segment::kLaneHeaderBytes;
+    for (uint32_t i = 0; i < k && pull; ++i) {
+      const Block b = a_.sendPart(peer, i);
+      pull = b.bytes() == 0 || usePull(b.bytes(), dt::Cursor(b.buf, b.count, b.type), peer);
+    }
+    if (pull) {
+      uint64_t list[2];
+      std::memcpy(body, &k, sizeof k);
+      for (uint32_t i = 0; i < k; ++i) {
+        const Block b = a_.sendPart(peer, i);
+        list[0] = reinterpret_cast<uint64_t>(dt::Cursor(b.buf, b.count, b.type).contiguousBase());
+        list[1] = b.bytes();
+        std::memcpy(body + sizeof k + i * sizeof list, list, sizeof list);
+      }
+      h->bytes = bytes | segment::kLanePull | segment::kLaneParts;
+      sc_.pullReaders.push_back(peer);
+      return;
+    }
+    uint64_t first = UINT64_MAX;
+    for (uint32_t i = 0; i < k; ++i) {
+      const Block b = a_.sendPart(peer, i);
+      if (b.bytes() == 0) continue;
+      const uint64_t off = sc_.out.add(peer, b);  // (consecutive: end to end in the stream)
+      if (first == UINT64_MAX) first = off;
+    }
+    std::memcpy(body, &first, sizeof first);
+    h->bytes = bytes | segment::kLaneStream;
+  }
+
   // Writes every lane this rank sends through and announces them.
   int publish() {
     const uint32_t n = g_.size();
     sc_.pullReaders.clear();
     sc_.out.begin(g_, seq_, slot_);
     uint32_t readers = 0;
-    for (uint32_t p = 0; p < n; ++p)
-      if (p != me_ && a_.sendsTo(p)) ++readers;
+    forSends(a_, n, me_, [&](uint32_t) { return ++readers, 0; });
     if (readers == 0) {  // nothing to announce: the area keeps its previous use
       sc_.out.seal(false, nullptr, false);
       return 0;
     }
     SHMCOLL_CHECK(lanes_.claim(area_, ctx_, seq_));
     std::vector<uint32_t>& who = lanes_.readers(area_);
-    for (uint32_t p = 0; p < n; ++p)
-      if (p != me_ && a_.sendsTo(p)) who.push_back(g_.members[p]);
+    forSends(a_, n, me_, [&](uint32_t p) { return who.push_back(g_.members[p]), 0; });
 
     soloPeer_ = findSoloPeer();
     char* area = laneArea(w_.rank, area_);
@@ -223,13 +280,12 @@ class Round {
       fillLane(h, a_.send(0), me_);
       h->tag.store(tag_, std::memory_order_release);
     } else {
-      for (uint32_t d = 1; d < n; ++d) {
-        const uint32_t p = (me_ + d) % n;
-        if (!a_.sendsTo(p)) continue;
+      forSends(a_, n, me_, [&](uint32_t p) {
         auto* h = reinterpret_cast<LaneHeader*>(area + p * laneBytes_);
         fillLane(h, a_.send(p), p);
         h->tag.store(tag_, std::memory_order_release);
-      }
+        return 0;
+      });
     }
     sc_.out.seal(a_.broadcast, &lanes_.readers(area_), a_.skipEmpty);
     // The readers that sleep are woken later (flushWake): the fence of a
@@ -245,8 +301,14 @@ class Round {
   void flushWake() {
     if (!wakePending_) return;
     wakePending_ = false;
+    if (listed()) {
+      forSends(a_, g_.size(), me_, [&](uint32_t p) { return wait::wakeIfSleeping(w_.seg.ctl(g_.members[p])), 0; });
+      return;
+    }
     wait::wakeAll(g_.members, me_, [&](uint32_t r) { return w_.seg.ctl(r); });
   }
+  // The round lists its peers (Pairs::outPeers): only they may sleep on us.
+  bool listed() const { return !a_.broadcast && a_.outPeers() && a_.inPeers(); }
 
   // ---- consuming -----------------------------------------------------------
 
@@ -255,12 +317,12 @@ class Round {
     const uint64_t off = a_.broadcast ? 0 : me_ * laneBytes_;
     sc_.from.clear();
     sc_.skipped.clear();
-    for (uint32_t d = 1; d < n; ++d) {
-      const uint32_t q = (me_ + n - d) % n;
-      if (!a_.allPairs && !a_.receives(q)) continue;
+    forReceives(a_, n, me_, [&](uint32_t q) {
+      if (!a_.allPairs && !a_.receives(q)) return 0;
       std::vector<From>& list = a_.skipEmpty && a_.recv(q).bytes() == 0 ? sc_.skipped : sc_.from;
-      list.push_back({q, kWaitLane, peerLane(g_.members[q], area_, off), 0, 0, 0, 0, {}});
-    }
+      list.push_back({q, kWaitLane, peerLane(g_.members[q], area_, off), 0, 0, 0, 0, {}, false, {}});
+      return 0;
+    });
   }
 
   bool consumerDone() const { return sc_.from.empty(); }
@@ -319,16 +381,20 @@ class Round {
         const uint64_t want = rb.bytes();
         if (bytes != want) noteMismatch(f.teamRank, bytes, want);
         f.use = std::min(bytes, want);
-        f.cursor = dt::Cursor(rb.buf, rb.count, rb.type);
+        f.multi = a_.receivesParts(f.teamRank);
+        if (f.multi)
+          f.parts = PartsCursor(&a_, f.teamRank, false);
+        else
+          f.cursor = dt::Cursor(rb.buf, rb.count, rb.type);
         *moved = true;
         if (raw & segment::kLaneInline) {
           readInline(reinterpret_cast<const char*>(f.lane), bytes, f.use,
-                     [&](uint64_t off, const char* s, uint64_t len) { f.cursor.unpack(off, s, len); });
+                     [&](uint64_t off, const char* s, uint64_t len) { f.unpack(off, s, len); });
           return true;
         }
         const uint64_t where = laneWord(f.lane);
         if (raw & segment::kLanePull) {
-          *rc = pull(q, where, f.cursor, f.use);
+          *rc = f.multi || (raw & segment::kLaneParts) ? pullParts(f, raw) : pull(q, where, f.cursor, f.use);
           return true;
         }
         if (bytes == 0) return true;
@@ -346,7 +412,7 @@ class Round {
       const uint64_t lo = std::max(cb, f.begin);
       const uint64_t hi = std::min(cb + slot_, f.end);
       const uint64_t pos = lo - f.begin;  // position within the pair's bytes
-      if (pos < f.use) f.cursor.unpack(pos, payload + (lo - cb), std::min(hi, f.begin + f.use) - lo);
+      if (pos < f.use) f.unpack(pos, payload + (lo - cb), std::min(hi, f.begin + f.use) - lo);
       ackChunk(q, s);
       wait::wakePeer(w_.seg.ctl(q));
       *moved = true;
@@ -354,6 +420,69 @@ class Round {
       ++f.chunk;
     }
     return false;
+  }
+
+  // Pulls a pair's bytes when either side has several parts: a list of parts
+  // (kLaneParts) into receive parts of the same lengths, each part by
+  // itself; one block into our parts, piece by piece.  A list that does not
+  // match our parts is an error (err::kTruncate or err::kCount) and nothing
+  // is delivered.
+  int pullParts(const From& f, uint64_t raw) {
+    const uint32_t p = f.teamRank, q = g_.members[p];
+    const uint32_t mine = a_.multiPart ? a_.recvParts(p) : 1;
+    auto part = [&](uint32_t k) { return a_.multiPart ? a_.recvPart(p, k) : a_.recv(p); };
+    const char* body = laneBody(f.lane);
+    if (!(raw & segment::kLaneParts)) {
+      const uint64_t where = laneWord(f.lane);
+      uint64_t pos = 0;
+      for (uint32_t k = 0; k < mine && pos < f.use; ++k) {
+        const Block b = part(k);
+        const uint64_t len = std::min(b.bytes(), f.use - pos);
+        dt::Cursor c(b.buf, b.count, b.type);
+        if (len) SHMCOLL_CHECK(pull(q, where + pos, c, len));
+        pos += b.bytes();
+      }
+      return 0;
+    }
+    uint64_t k = 0;
+    std::memcpy(&k, body, sizeof k);
+    const uint64_t room = (laneBytes_ - segment::kLaneHeaderBytes - sizeof k) / (2 * sizeof(uint64_t));
+    uint64_t list[2];
+    if (k > room) {  // (not a list this library wrote)
+      noteSplit(p, k, 0, 0, 0);
+      return 0;
+    }
+    for (uint32_t j = 0; j < std::max<uint64_t>(k, mine); ++j) {
+      uint64_t theirs = 0;
+      if (j < k) {
+        std::memcpy(&list, body + sizeof k + j * sizeof list, sizeof list);
+        theirs = list[1];
+      }
+      const uint64_t ours = j < mine ? part(j).bytes() : 0;
+      if (theirs != ours) {
+        noteSplit(p, k, j, theirs, ours);
+        return 0;
+      }
+    }
+    for (uint32_t j = 0; j < k; ++j) {
+      std::memcpy(&list, body + sizeof k + j * sizeof list, sizeof list);
+      if (list[1] == 0) continue;
+      const Block b = part(j);
+      dt::Cursor c(b.buf, b.count, b.type);
+      SHMCOLL_CHECK(pull(q, list[0], c, list[1]));
+    }
+    return 0;
+  }
+
+  void noteSplit(uint32_t p, uint64_t k, uint32_t j, uint64_t theirs, uint64_t ours) {
+    if (mismatch_) return;
+    mismatch_ = theirs > ours ? err::kTruncate : err::kCount;
+    char buf[256];
+    snprintf(buf, sizeof buf,
+             "rank %u sent %llu blocks to rank %u, block %u of %llu bytes, but its receive block %u holds %llu bytes "
+             "(type signatures differ between sender and receiver)",
+             p, (unsigned long long)k, me_, j, (unsigned long long)theirs, j, (unsigned long long)ours);
+    mismatchReason_ = buf;
   }
 
   // Whether the copies into the receive buffer should bypass the cache: when
@@ -443,6 +572,22 @@ int selfCopy(const Block& s, const Block& r) {
     }
   }
   return rc;
+}
+
+int selfCopyParts(const Pairs& a, uint32_t me) {
+  const uint32_t ns = a.multiPart ? a.sendParts(me) : 1, nr = a.multiPart ? a.recvParts(me) : 1;
+  if (ns <= 1 && nr <= 1) return selfCopy(a.send(me), a.recv(me));
+  const Block none{nullptr, 0, dt::byteType()};
+  int status = 0;
+  std::string reason;
+  for (uint32_t k = 0; k < std::max(ns, nr); ++k) {
+    const int rc = selfCopy(k < ns ? a.sendPart(me, k) : none, k < nr ? a.recvPart(me, k) : none);
+    if (rc && !status) {
+      status = rc;
+      reason = lastReason();
+    }
+  }
+  return status ? fail(status, "%s", reason.c_str()) : 0;
 }
 
 int runRound(const Group& group, uint64_t seq, const Pairs& pairs, const RoundParams& prm, RoundScratch& scratch) {

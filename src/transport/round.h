@@ -50,10 +50,12 @@
 // any message size.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "dt/datatype.h"
 #include "transport/block.h"
 #include "transport/group.h"
@@ -87,9 +89,76 @@ class Pairs {
   bool receivesFrom(uint32_t peer) const {
     return (allPairs || receives(peer)) && (!skipEmpty || recv(peer).bytes() != 0);
   }
+  // A sparse round (allPairs false) may list the peers it pairs with, so
+  // that its lanes, reads and wake-ups (here and on the inline path,
+  // coll/exchange_inline.h) cost O(degree) rather than O(group size): the
+  // ranks p with sends(p) (outPeers) and with receives(p) (inPeers),
+  // increasing, this rank among them if it pairs with itself.  Null: every
+  // rank is looked at.  With lists, only those peers are woken: the readers
+  // of this rank's lanes and the senders that wait for its `consumed` line.
+  virtual const std::vector<uint32_t>* outPeers() const { return nullptr; }
+  virtual const std::vector<uint32_t>* inPeers() const { return nullptr; }
   // A pair this rank skips only because its receive block is empty.
   bool skipsEmpty(uint32_t peer) const { return skipEmpty && (allPairs || receives(peer)) && recv(peer).bytes() == 0; }
+
+  // Pairs that carry several blocks in this one round (a neighbourhood
+  // collective's repeated edges: a rank that is both neighbours of another
+  // in a dimension of extent 2, a repeated graph edge).  Such a pair's parts
+  // travel end to end as one block of their total size (transport/parts.h):
+  // send(p) and recv(p) of the pair give that size only, as {nullptr, total
+  // bytes, dt::byteType()}, and sendPart(p, k) / recvPart(p, k) the parts,
+  // k < sendParts(p) / recvParts(p).  The k-th part of one side meets the
+  // k-th of the other; a pulled pair's lane says each part's length and the
+  // receiver checks them, the other kinds check only the total.
+  bool multiPart = false;
+  virtual uint32_t sendParts(uint32_t peer) const { return 1; }
+  virtual uint32_t recvParts(uint32_t peer) const { return 1; }
+  virtual Block sendPart(uint32_t peer, uint32_t k) const { return send(peer); }
+  virtual Block recvPart(uint32_t peer, uint32_t k) const { return recv(peer); }
+  bool sendsParts(uint32_t peer) const { return multiPart && sendParts(peer) > 1; }
+  bool receivesParts(uint32_t peer) const { return multiPart && recvParts(peer) > 1; }
 };
+
+// The peers this rank sends to, in the order me + 1, me + 2, ... (mod n), and
+// those it may receive from, in the order me - 1, me - 2, ...: from the
+// round's lists when it has them (transport::Pairs::outPeers: O(degree)),
+// else every rank.  f(p) returning non-zero stops the walk with that value.
+template <class A, class F>
+inline int forSends(const A& a, uint32_t n, uint32_t me, F&& f) {
+  if (const std::vector<uint32_t>* l = a.outPeers()) {
+    const size_t m = l->size();
+    size_t i = std::upper_bound(l->begin(), l->end(), me) - l->begin();
+    for (size_t k = 0; k < m; ++k, ++i) {
+      if (i == m) i = 0;
+      const uint32_t p = (*l)[i];
+      if (p != me && a.sendsTo(p)) SHMCOLL_CHECK(f(p));
+    }
+    return 0;
+  }
+  for (uint32_t d = 1; d < n; ++d) {
+    const uint32_t p = me + d < n ? me + d : me + d - n;
+    if (a.sendsTo(p)) SHMCOLL_CHECK(f(p));
+  }
+  return 0;
+}
+template <class A, class F>
+inline int forReceives(const A& a, uint32_t n, uint32_t me, F&& f) {
+  if (const std::vector<uint32_t>* l = a.inPeers()) {
+    const size_t m = l->size();
+    size_t i = std::lower_bound(l->begin(), l->end(), me) - l->begin();
+    for (size_t k = 0; k < m; ++k) {
+      i = i == 0 ? m - 1 : i - 1;
+      const uint32_t p = (*l)[i];
+      if (p != me) SHMCOLL_CHECK(f(p));
+    }
+    return 0;
+  }
+  for (uint32_t d = 1; d < n; ++d) SHMCOLL_CHECK(f(me >= d ? me - d : me + n - d));
+  return 0;
+}
+
+// Copies a rank's parts to itself (selfCopy per part), or its one block.
+int selfCopyParts(const Pairs& a, uint32_t me);
 
 // How a round chooses between inline, pull and stream for a block.
 struct RoundParams {

@@ -50,7 +50,7 @@ bool Outbox::produce() {
         cursorFor_ = static_cast<uint32_t>(i);
       }
       cursor_.pack(lo - pt.off, payload + (lo - begin), hi - lo);
-      wake_.push_back(pt.peer);
+      if (wake_.empty() || wake_.back() != pt.peer) wake_.push_back(pt.peer);  // (a pair's parts are adjacent)
     }
     gSlots.expected[s] = broadcast_ ? static_cast<uint32_t>(readers_->size()) : static_cast<uint32_t>(wake_.size());
     Slots::Readers& who = gSlots.readers[s];

@@ -9,7 +9,8 @@
  * one (and on communicators made from it) every collective runs: barrier,
  * bcast, gather, allgather, alltoall (also in place), reduce, allreduce,
  * reduce_scatter_block, scan, exscan, neighbourhood collectives on a
- * Cartesian and a distributed-graph communicator, split, create_group,
+ * Cartesian (a periodic ring: at 1 and 2 ranks a pair connected twice) and a
+ * distributed-graph communicator, split, create_group,
  * intercommunicator create and merge.  Results are exact; receive arrays
  * have a guard element on each side.
  */
@@ -95,6 +96,12 @@ int main(int argc, char **argv) {
   MPI_Cart_create(c, 1, dims, periods, 0, &cart);
   MPI_Neighbor_allgather(&v, 1, MPI_INT, nb + 1, 1, MPI_INT, cart);
   check(nb[1] == left + 1 && nb[2] == right + 1 && nb[0] == GUARD && nb[3] == GUARD, "MPI_Neighbor_allgather", nb[1]);
+  /* The block sent towards -1 lands in the receiver's +1 block and the other way round, also at
+   * n = 1 and 2, where both neighbours are one rank (its edges move together when blocking). */
+  int sb2[2] = {v * 10, v * 10 + 1}, rb2[4] = {GUARD, GUARD, GUARD, GUARD};
+  MPI_Neighbor_alltoall(sb2, 1, MPI_INT, rb2 + 1, 1, MPI_INT, cart);
+  check(rb2[1] == (left + 1) * 10 + 1 && rb2[2] == (right + 1) * 10 && rb2[0] == GUARD && rb2[3] == GUARD,
+        "MPI_Neighbor_alltoall on the ring", rb2[1]);
   int srcs[1] = {left}, dsts[1] = {right}, got[3] = {GUARD, GUARD, GUARD};
   int weights[1] = {1};
   MPI_Dist_graph_create_adjacent(c, 1, srcs, weights, 1, dsts, weights, MPI_INFO_NULL, 0, &graph);
