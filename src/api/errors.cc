@@ -35,11 +35,14 @@ namespace shmcoll::api {
 namespace {
 
 constexpr int kRing = 256;
+// (No member initializers: the ring is zero-initialized static storage, so
+// no constructor runs at load time and its pages stay untouched until an
+// error is recorded -- 256 KiB per process otherwise, in every rank of a job.)
 struct Entry {
-  int code = 0;
+  int code;
   char text[MPI_MAX_ERROR_STRING];
 };
-Entry gRing[kRing];
+constinit Entry gRing[kRing] = {};
 int gSerial = 0;
 std::mutex gMu;
 
