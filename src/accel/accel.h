@@ -53,6 +53,7 @@ struct CommState {
   char* base = nullptr;  // the mapping: n RankFlags, then n slots
   size_t map_bytes = 0;
   uint64_t seq = 0;                            // rounds run so far (the same on every rank)
+  unsigned spin = 256;                         // pauses before a wait yields: 0 when the processes outnumber the cores
   std::vector<char> stmp, rtmp;                // packed send / receive data of derived types
   CommState *prev = nullptr, *next = nullptr;  // list of mapped states
   // Several nodes: no segment of its own, `taken` false (so a function without a

@@ -19,15 +19,17 @@ inline void CpuRelax() {
 #endif
 }
 
-// Waits until flag >= target: spins a little, then yields the core, so a
-// peer without a core of its own (more ranks than cores) gets to run.  While
+// Waits until flag >= target: spins a little (st.spin pauses; none when the
+// communicator's processes outnumber the cores: the peer it waits for is then
+// most likely not running, and a spin only holds the core it needs), then
+// yields the core, so a peer without a core of its own gets to run.  While
 // it yields it also lets the host progress its own operations now and then (a
 // peer may be blocked in the host waiting for a nonblocking operation this
 // process started, e.g. an MPI_Ibarrier before this collective).
-inline void WaitFor(const std::atomic<uint64_t>& flag, uint64_t target) {
+inline void WaitFor(const std::atomic<uint64_t>& flag, uint64_t target, unsigned spin) {
   unsigned spins = 0;
   while (flag.load(std::memory_order_acquire) < target) {
-    if (++spins < 256u) {
+    if (++spins < spin) {
       CpuRelax();
       continue;
     }
@@ -37,10 +39,10 @@ inline void WaitFor(const std::atomic<uint64_t>& flag, uint64_t target) {
 }
 
 inline void WaitPosted(const CommState& st, uint64_t s) {
-  for (int k = 1; k <= st.n; ++k) WaitFor(st.flags((st.me + k) % st.n)->post.posted, s);
+  for (int k = 1; k <= st.n; ++k) WaitFor(st.flags((st.me + k) % st.n)->post.posted, s, st.spin);
 }
 inline void WaitConsumed(const CommState& st, uint64_t s) {
-  for (int k = 1; k <= st.n; ++k) WaitFor(st.flags((st.me + k) % st.n)->read.consumed, s);
+  for (int k = 1; k <= st.n; ++k) WaitFor(st.flags((st.me + k) % st.n)->read.consumed, s, st.spin);
 }
 
 // The piece of a block of `total` bytes that round r moves: [*off, *off + len).

@@ -16,6 +16,7 @@
 //    others open it, and rank 0 unlinks it as soon as everybody has tried.
 //  - PMPI_Allreduce(MIN) of each step's success, so all agree on the outcome.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -163,6 +164,9 @@ CommState* SetUp(MPI_Comm comm) {
 
 bool MapSegment(CommState* st, MPI_Comm comm) {
   st->slot = SlotBytes(st->n);
+  cpu_set_t cpus;
+  const int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+  st->spin = ncpu > 0 && st->n > ncpu ? 0 : 256;
   st->map_bytes = (sizeof(RankFlags) + st->slot) * static_cast<size_t>(st->n);
   // (SHMCOLL_ACCEL_SHARE=name: the named way only, for its test; the same on every process)
   const char* share = std::getenv("SHMCOLL_ACCEL_SHARE");
