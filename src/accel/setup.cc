@@ -16,7 +16,6 @@
 //    others open it, and rank 0 unlinks it as soon as everybody has tried.
 //  - PMPI_Allreduce(MIN) of each step's success, so all agree on the outcome.
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -164,8 +163,9 @@ CommState* SetUp(MPI_Comm comm) {
 
 bool MapSegment(CommState* st, MPI_Comm comm) {
   st->slot = SlotBytes(st->n);
-  cpu_set_t cpus;
-  const int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+  // (The node's cores, not this process's affinity: a launcher that binds
+  // each process to a core of its own has not oversubscribed them.)
+  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   st->spin = ncpu > 0 && st->n > ncpu ? 0 : 256;
   st->map_bytes = (sizeof(RankFlags) + st->slot) * static_cast<size_t>(st->n);
   // (SHMCOLL_ACCEL_SHARE=name: the named way only, for its test; the same on every process)
