@@ -137,6 +137,16 @@ bool Accept(const void* in, const void* out, int count, MPI_Datatype type, MPI_O
   return in != nullptr && (!delivers || (out != nullptr && out != in));
 }
 
+// The input of a reduction whose result every rank receives (allreduce,
+// reduce_scatter_block): sendbuf, or recvbuf with MPI_IN_PLACE, in *in.
+bool AcceptEverywhere(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, Fold* f,
+                      const void** in) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  *in = in_place ? recvbuf : sendbuf;
+  return in_place ? Accept(*in, nullptr, count, datatype, op, false, f)
+                  : Accept(*in, recvbuf, count, datatype, op, true, f);
+}
+
 }  // namespace
 }  // namespace shmcoll_accel
 
@@ -152,10 +162,8 @@ ACCEL_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MP
   bool taken = false;
   if (st) {
     Fold f;
-    const bool in_place = sendbuf == MPI_IN_PLACE;
-    const void* in = in_place ? recvbuf : sendbuf;
-    const bool ok = in_place ? Accept(in, nullptr, count, datatype, op, false, &f)
-                             : Accept(in, recvbuf, count, datatype, op, true, &f);
+    const void* in = nullptr;
+    const bool ok = AcceptEverywhere(sendbuf, recvbuf, count, datatype, op, &f, &in);
     taken = ReduceRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), ok ? count : 0, f, -1, ok);
   }
   if (Count(taken)) return MPI_SUCCESS;
@@ -189,10 +197,8 @@ ACCEL_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, in
   bool taken = false;
   if (st) {
     Fold f;
-    const bool in_place = sendbuf == MPI_IN_PLACE;
-    const void* in = in_place ? recvbuf : sendbuf;
-    const bool ok = in_place ? Accept(in, nullptr, recvcount, datatype, op, false, &f)
-                             : Accept(in, recvbuf, recvcount, datatype, op, true, &f);
+    const void* in = nullptr;
+    const bool ok = AcceptEverywhere(sendbuf, recvbuf, recvcount, datatype, op, &f, &in);
     taken =
         ReduceScatterRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), ok ? recvcount : 0, f, ok);
   }
