@@ -15,11 +15,12 @@
 // (All rank arithmetic modulo n.)  The blocks travel on the point-to-point
 // layer, eager through cells or pulled when long.
 //
-// Cost per rank: ceil(log2 n) messages each way.  allgather: b (n - 1) bytes
-// received in all, each copied twice on the way and once out.  alltoall: about
-// b n / 2 bytes per round, packed, sent and unpacked (three or four copies per
-// byte per round, so b n log2(n) / 2 in all).  Memory: n b bytes, plus n b / 2
-// for a round's packed blocks.
+// Cost per rank: ceil(log2 n) messages each way, each with one byte more (see
+// relayRounds).  allgather: b (n - 1) bytes received in all, each gathered
+// into a message, copied into a cell and out of it, scattered and copied out.
+// alltoall: about b n / 2 bytes per round, gathered, sent and scattered (about
+// four copies per byte per round, so b n log2(n) / 2 bytes moved in all).
+// Memory: n b bytes of slots, plus twice a round's largest message.
 //
 // Why.  The one-round exchange has every rank read a lane in every peer's
 // area and every peer's control line: n - 1 cache-line transfers per rank and
@@ -175,7 +176,10 @@ double bruckCost(const Operation& o) {
   const uint32_t n = o.team().size();
   if (n < 2) return 1e30;  // (nothing to exchange: the one-round path copies the own block)
   const double b = static_cast<double>(o.bytes()) / std::max(1u, n);
-  const double perRound = o.op == Op::kAllgather ? b * n / log2Ceil(std::max(2u, n)) : 2 * b * n;
+  // Bytes copied per round: alltoall, about n/2 blocks gathered, sent (a copy
+  // into a cell and one out), scattered; allgather, b (n - 1) in all, each
+  // gathered, sent, scattered and copied out: four copies of every block.
+  const double perRound = o.op == Op::kAllgather ? 4 * b * n / log2Ceil(std::max(2u, n)) : 2 * b * n;
   return cost::messageRounds(n) + log2Ceil(n) * perRound / (cost::kLocalGBs * 1e3);
 }
 
