@@ -1,6 +1,10 @@
 #include "runtime/comm.h"
 
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 
@@ -117,12 +121,12 @@ int agreeOnce(Comm& parent, int color, int key, std::vector<Proposal>* all, uint
 // installs the communicator before it waits for anything else.
 int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint32_t* lines,
           uint64_t* base) {
-  for (;;) {
+  for (uint32_t attempt = 0;;) {
     IdHold hold(ctx().ctxHeld);
     bool retry;
     SHMCOLL_CHECK(agreeOnce(parent, color, key, all, ctxId, lines, base, hold, &retry));
     if (!retry) return kOk;
-    backOff();
+    backOff(attempt++);
   }
 }
 
@@ -220,7 +224,20 @@ Comm* installInter(std::vector<uint32_t> local, std::vector<uint32_t> remote, ui
 
 bool contended() { return ctx().ctxHeld.count() != 0; }
 
-void backOff() { wait::yieldSerial(); }
+void backOff(uint32_t attempt) {
+  if (attempt == 0) return wait::yieldSerial();
+  // (xorshift, seeded per thread: the creations that meet must not draw alike)
+  thread_local uint64_t x = (static_cast<uint64_t>(getpid()) << 32) ^ static_cast<uint64_t>(gettid()) ^
+                            static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  const uint64_t capUs = std::min<uint64_t>(uint64_t{20} << std::min<uint32_t>(attempt, 8), 5000);
+  const timespec ts{0, static_cast<long>((x % capUs + 1) * 1000)};
+  const uint32_t depth = wait::releaseSerial();
+  nanosleep(&ts, nullptr);
+  wait::reacquireSerial(depth);
+}
 
 void freeIds(bool async, FreeIds* out) {
   reapFreed();

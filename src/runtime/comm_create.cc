@@ -100,12 +100,12 @@ int createGroupOnce(Comm& parent, const Group& g, int tag, IdHold& hold, bool* a
 
 int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
   *out = nullptr;
-  for (;;) {
+  for (uint32_t attempt = 0;;) {
     IdHold hold(ctx().ctxHeld);
     bool again = false;
     SHMCOLL_CHECK(createGroupOnce(parent, g, tag, hold, &again, out));
     if (!again) return kOk;
-    backOff();
+    backOff(attempt++);
   }
 }
 
@@ -234,12 +234,12 @@ int createIntercommOnce(Comm& local, uint32_t localLeader, Comm* peer, int remot
 
 int createIntercomm(Comm& local, uint32_t localLeader, Comm* peer, int remoteLeader, int tag, Comm** out) {
   *out = nullptr;
-  for (;;) {
+  for (uint32_t attempt = 0;;) {
     IdHold hold(ctx().ctxHeld);
     bool again = false;
     SHMCOLL_CHECK(createIntercommOnce(local, localLeader, peer, remoteLeader, tag, hold, &again, out));
     if (!again) return kOk;
-    backOff();
+    backOff(attempt++);
   }
 }
 

@@ -18,8 +18,12 @@ Comm* installInter(std::vector<uint32_t> local, std::vector<uint32_t> remote, ui
 
 // Other creations hold ids at this rank (runtime/ids.h, IdHold).
 bool contended();
-// Lets the rank's other threads run (and the peers' creations finish) before a creation agrees again.
-void backOff();
+// Lets the rank's other threads run (and the peers' creations finish) before
+// a creation agrees again: the process lock is let go for a random time that
+// doubles with each attempt (from 0 on), so that two creations that keep
+// meeting, each holding the ids the other needs, do not retry in step
+// forever (they did, at 4 ranks on 2 cores under load).
+void backOff(uint32_t attempt);
 // A leader's answer: no common id while some were held; agree again.
 constexpr int32_t kAgainErr = -1;
 
