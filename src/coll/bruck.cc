@@ -32,6 +32,10 @@
 // intracommunicators when the cost model (cost.h: a message per round against
 // a line transfer per peer) puts it below the one-round exchange: large teams,
 // small blocks.  SHMCOLL_ALGORITHM_ALLTOALL=bruck forces it at any size.
+// (The choice depends on the block size, the same on every rank of a correct
+// program.  An erroneous one whose ranks' counts straddle the switch may have
+// ranks choose differently and wait for each other, as with numa_allgather:
+// only on such large teams, for small blocks.)
 #include <algorithm>
 #include <cstring>
 #include <vector>
