@@ -121,8 +121,10 @@ void checkKernel(MPI_Datatype type, const char* name) {
           if (std::is_integral_v<T> && i % 11 == 10) x[i] = std::numeric_limits<T>::max();
         }
         std::vector<unsigned char> a(bytes + 2 * guard, 0x5A), b(bytes + 2 * guard, 0xC3);
-        std::memcpy(a.data() + guard + mis, x.data(), bytes);
-        std::memcpy(b.data() + guard + mis, y.data(), bytes);
+        if (n > 0) {  // x.data() of an empty vector may be null, which memcpy must not be given
+          std::memcpy(a.data() + guard + mis, x.data(), bytes);
+          std::memcpy(b.data() + guard + mis, y.data(), bytes);
+        }
         shmcoll::op::apply(op, a.data() + guard + mis, b.data() + guard + mis, n, type);
         for (int i = 0; i < n; ++i) {
           T got;
