@@ -80,14 +80,17 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
   // Who may sleep on us: readers of our lanes, and senders waiting for
   // `consumed` (with lists, our out- and in-peers: O(degree)).
   w.seg.ctx(w.rank, team.lines)->consumed.v.exchange(r.seq, std::memory_order_seq_cst);
+  // (A sparse round -- a rooted collective, a reduction's inner round --
+  // walks the pairs it has, so a rank that talks only to the root wakes
+  // only the root.)
   const bool listed = !a.broadcast && a.outPeers() && a.inPeers();
-  if (listed) {
+  if (listed || !a.allPairs) {
     auto wake = [&](uint32_t p) {
       wait::wakeIfSleeping(w.seg.ctl(team.members[p]));
       return 0;
     };
     transport::forSends(a, n, me, wake);
-    transport::forReceives(a, n, me, wake);
+    transport::forReceives(a, n, me, [&](uint32_t p) { return a.receivesFrom(p) ? wake(p) : 0; });
   } else {
     for (uint32_t i = 0; i < n; ++i)
       if (i != me) wait::wakeIfSleeping(w.seg.ctl(team.members[i]));
@@ -101,7 +104,7 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
     const uint64_t lines = std::min<uint64_t>(segment::laneInlineLines(r.lastBytes), 8);
     if (a.broadcast) {
       for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
-    } else if (listed) {
+    } else if (listed || !a.allPairs) {
       uint32_t left = 32;
       transport::forSends(a, n, me, [&](uint32_t p) {
         for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + p * r.laneBytes + l * 64);
@@ -123,14 +126,16 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
 namespace {
 
 constexpr uint32_t kInlineOps = opBit(Op::kAlltoall) | opBit(Op::kAlltoallv) | opBit(Op::kAlltoallw) |
-                                opBit(Op::kAllgather) | opBit(Op::kAllgatherv) | kNeighborOps;
+                                opBit(Op::kAllgather) | opBit(Op::kAllgatherv) | opBit(Op::kBcast) |
+                                opBit(Op::kGather) | opBit(Op::kGatherv) | opBit(Op::kScatter) | opBit(Op::kScatterv) |
+                                kNeighborOps;
 
 // The blocking exchanges try the gate before they dispatch (exchangeGeneral,
 // innerExchange), so dispatch passes over this entry; it is registered so
 // that it can be named, forced and reported, and run() serves a caller that
 // dispatches without trying the gate (on the base class, virtual calls).
 bool eligible(const Operation& o) {
-  if (!o.args || (!o.args->allPairs && !neighborOp(o.args->op)) || o.team().size() == 1) return false;
+  if (!o.args || o.team().size() == 1) return false;
   const InlineGate& g = inlineGate(o.team(), o.args->op);
   if (!g.open) return false;
   const uint64_t cap = g.cap[o.args->broadcast ? 1 : 0];

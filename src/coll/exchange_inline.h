@@ -47,9 +47,12 @@
 // Chosen (registered as "inline") whenever every block this rank sends fits
 // (SHMCOLL_INLINE_MAX, capped by the lane), on intracommunicators, in blocking
 // calls, for operations in which every pair exchanges (alltoall family,
-// allgather family, the one-exchange allreduce) and for the neighbourhood
-// collectives (sparse pairs: lanes written only to the ranks this one sends
-// to, read only from those it receives from); the blocking entry point
+// allgather family, the one-exchange allreduce) and for sparse ones: the
+// neighbourhood collectives, the rooted collectives (bcast, gather(v),
+// scatter(v)) and the reductions' inner rounds (lanes written only to the
+// ranks this one sends to, read only from those it receives from, and only
+// those woken: a rank that talks to the root alone touches the root's lines
+// alone); the blocking entry point
 // (coll/dispatch.h) tests that before asking the registry, and forcing
 // another algorithm (or SHMCOLL_PULL=always) closes its gate.
 #pragma once
@@ -177,10 +180,7 @@ int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* la
 template <class A>
 int inlineExchange(Team& team, const A& a, bool* taken) {
   const uint32_t n = team.size(), me = team.rank;
-  // (Sparse pairs: the neighbourhood collectives only.  The reductions'
-  // and rooted collectives' sparse rounds keep the general round they were
-  // tuned with.)
-  if (n == 1 || (!a.allPairs && !neighborOp(a.op))) return 0;
+  if (n == 1) return 0;
   const InlineGate& g = inlineGate(team, a.op);
   if (!g.open) [[unlikely]]
     return 0;
@@ -236,7 +236,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   if (!r.pending->empty()) {
     // Readers of our lanes that went to sleep are woken before we wait.
     const segment::View& seg = transport::world().seg;
-    if (a.broadcast || !a.outPeers())
+    if (a.allPairs && (a.broadcast || !a.outPeers()))
       wait::wakeAll(team.members, me, [&](uint32_t w) { return seg.ctl(w); });
     else
       transport::forSends(a, n, me, [&](uint32_t p) {
