@@ -15,7 +15,8 @@
 //
 // Chosen for blocking reductions on intracommunicators while the bytes a
 // rank receives, (n-1) m, are at most SHMCOLL_REDUCE_SMALL (the decision
-// table's reduce_small, 16 KiB by default): the cost estimates of the two
+// table's reduce_small, 16 KiB by default and 128 KiB for MPI_Reduce, whose
+// one exchange feeds the root alone): the cost estimates of the two
 // algorithms cross there.  MPI_Reduce_scatter(_block) always take
 // reduce_sliced (its slices are the result).
 #include "coll/reduce_common.h"

@@ -250,7 +250,12 @@ void fillThresholds(Team& team, Op op) {
   t.cmaSoloMin = settings::tuned(settings::Id::kCmaSoloMin, name, ranks, t.cmaMin);
   t.cmaSoloMax = settings::tuned(settings::Id::kCmaSoloMax, name, ranks);
   t.inlineMax = settings::tuned(settings::Id::kInlineMax, name, ranks);
-  t.reduceSmall = settings::tuned(settings::Id::kReduceSmall, name, ranks);
+  // MPI_Reduce's one exchange sends every input to the root alone, which
+  // folds them; the two-round way saves the root the fold of all but one
+  // slice at the cost of a second round, which pays only for larger inputs
+  // (at N = 2 on 2 cores, from 256 KiB; docs/PERFORMANCE.md).
+  t.reduceSmall = op == Op::kReduce ? settings::tuned(settings::Id::kReduceSmall, name, ranks, kReduceRootSmall)
+                                    : settings::tuned(settings::Id::kReduceSmall, name, ranks);
   switch (pullPolicy()) {
     case PullPolicy::kOff:
       t.round = {false, 0, t.inlineMax};

@@ -140,6 +140,9 @@ const Algorithm* algorithmByName(const char* name);
 enum class PullPolicy : uint8_t { kAuto, kOff, kAlways };
 PullPolicy pullPolicy();
 
+// The default of SHMCOLL_REDUCE_SMALL for MPI_Reduce (the others: the setting's).
+constexpr uint64_t kReduceRootSmall = uint64_t{128} << 10;
+
 // The thresholds of `op` on `team` (coll/team.h), looked up on first use.
 void fillThresholds(Team& team, Op op);
 inline const Thresholds& thresholds(Team& team, Op op) {
