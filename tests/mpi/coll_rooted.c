@@ -13,7 +13,8 @@
  * sentinel; send buffers must not change.  The root uses MPI_IN_PLACE in
  * every other case.  Bcast also runs with different type maps at the root
  * (a strided vector) and elsewhere (contiguous ints), as only the type
- * signatures must agree.  Invalid roots must give MPI_ERR_ROOT.
+ * signatures must agree.  The v-variants also run with a few large blocks
+ * among small ones.  Invalid roots must give MPI_ERR_ROOT.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -90,7 +91,13 @@ static void t_bcast_types(MPI_Comm comm, int root, int count) {
 }
 
 /* Gather (v = 0) and gatherv (v = 1): rank p sends cnt(p) bytes. */
-static long long gcount(int v, int p, long long count) { return v ? (count * (p + 1)) % (2 * count + 3) : count; }
+/* v = 1: varied counts; v = 2: every third rank's block is 200000 bytes and
+ * the others `count` (small blocks travel inline, large ones are pulled or
+ * streamed, and the two kinds meet in one call) */
+static long long gcount(int v, int p, long long count) {
+  if (v == 2) return p % 3 == 1 ? 200000 : count;
+  return v ? (count * (p + 1)) % (2 * count + 3) : count;
+}
 
 static void t_gather(MPI_Comm comm, int root, long long count, int v, int in_place) {
   int me, n;
@@ -189,6 +196,10 @@ int main(int argc, char **argv) {
           for (int v = 0; v < 2; v++) {
             t_gather(comms[c], root, cnt, v, (root + k + v) % 2);
             t_scatter(comms[c], root, cnt, v, (root + k + v + 1) % 2);
+          }
+          if (cnt == 13) {
+            t_gather(comms[c], root, cnt, 2, root % 2);
+            t_scatter(comms[c], root, cnt, 2, (root + 1) % 2);
           }
         }
       }
