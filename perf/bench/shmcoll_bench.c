@@ -53,6 +53,15 @@
  * call costs at least that much.  With a core per rank it is the bare
  * system call.  Reported once, as bytes 0.
  *
+ * The exchange floor: op=lines is every rank storing its call count on a
+ * cache line of its own (in a window from MPI_Win_allocate_shared) and
+ * waiting until it sees every other rank's line reach the same count,
+ * spinning -- or yielding, when ranks outnumber the online cores.  At 2 ranks
+ * on 2 cores it is one cache-line transfer each way, the least any call in
+ * which each rank hears from the other can take; with more ranks than cores
+ * it is the same exchange at the speed of the scheduler.  The same code runs
+ * against every library.  Reported once, as bytes 0.
+ *
  * Cold mode (--cold): every call uses the next region of a per-rank pool
  * several times larger than the last-level cache, so buffers are not
  * cache-hot; the whole pool is touched once before any timing.
@@ -132,6 +141,7 @@ enum {
   OP_MEMCPY,  /* all ranks copy their receive volume concurrently */
   OP_MEMCPY1, /* rank 0 alone copies it */
   OP_YIELD,   /* every rank calls sched_yield() back to back: the scheduling floor */
+  OP_LINES,   /* every rank stores a count on its own line and waits for everyone's: the exchange floor */
   OP_COUNT
 };
 static const char *const kOpNames[OP_COUNT] = {"alltoall", "alltoallv", "alltoallv_skew", "alltoallw",
@@ -139,12 +149,12 @@ static const char *const kOpNames[OP_COUNT] = {"alltoall", "alltoallv", "alltoal
                                                "scatter", "reduce_scatter_block", "barrier", "sendrecv",
                                                "cart_alltoall", "graph_alltoall", "cart_allgather", "graph_allgather",
                                                "ring_alltoall", "ring_allgather",
-                                               "memcpy", "memcpy1", "yield"};
+                                               "memcpy", "memcpy1", "yield", "lines"};
 #define OPS_COLL ((1u << OP_SENDRECV) - 1)
 #define OPS_NB_ALLTOALL ((1u << OP_CART_ALLTOALL) | (1u << OP_GRAPH_ALLTOALL) | (1u << OP_RING_ALLTOALL))
 #define OPS_NB_ALLGATHER ((1u << OP_CART_ALLGATHER) | (1u << OP_GRAPH_ALLGATHER) | (1u << OP_RING_ALLGATHER))
 #define OPS_NEIGHBOR (OPS_NB_ALLTOALL | OPS_NB_ALLGATHER)
-#define OPS_DEFAULT (OPS_COLL | (1u << OP_MEMCPY) | (1u << OP_MEMCPY1) | (1u << OP_YIELD))
+#define OPS_DEFAULT (OPS_COLL | (1u << OP_MEMCPY) | (1u << OP_MEMCPY1) | (1u << OP_YIELD) | (1u << OP_LINES))
 
 static int is_copy_op(int op) { return op == OP_MEMCPY || op == OP_MEMCPY1; }
 /* Not a collective: started together at a common time, never validated. */
@@ -156,7 +166,7 @@ static int is_reduce_op(int op) { return op == OP_REDUCE || op == OP_ALLREDUCE |
 /* Rooted, one block per rank at the root: the layouts need no per-peer counts. */
 static int is_rooted_op(int op) { return op == OP_GATHER || op == OP_SCATTER; }
 /* Run once, as bytes 0: no buffers. */
-static int is_sizeless_op(int op) { return op == OP_YIELD || op == OP_BARRIER; }
+static int is_sizeless_op(int op) { return op == OP_YIELD || op == OP_BARRIER || op == OP_LINES; }
 static int is_neighbor_op(int op) { return (OPS_NEIGHBOR >> op) & 1u; }
 static int nb_topo(int op) {
   if (op == OP_CART_ALLTOALL || op == OP_CART_ALLGATHER) return NB_CART;
@@ -250,12 +260,15 @@ static void usage(void) {
       "  --op LIST         comma-separated: alltoall alltoallv alltoallv_skew alltoallw allgather\n"
       "                    allgatherv bcast reduce allreduce gather scatter reduce_scatter_block\n"
       "                    barrier sendrecv cart_alltoall graph_alltoall cart_allgather\n"
-      "                    graph_allgather ring_alltoall ring_allgather memcpy memcpy1 yield,\n"
-      "                    or coll (the thirteen\n"
+      "                    graph_allgather ring_alltoall ring_allgather memcpy memcpy1 yield\n"
+      "                    lines, or coll (the thirteen\n"
       "                    collectives) (default, and all: the collectives, memcpy,\n"
-      "                    memcpy1 and yield); sendrecv is MPI_Sendrecv around a ring\n"
+      "                    memcpy1, yield and lines); sendrecv is MPI_Sendrecv around a ring\n"
       "                    (point-to-point); yield is sched_yield() on every rank at once, the\n"
-      "                    scheduling floor when ranks outnumber cores; cart_*, graph_* and\n"
+      "                    scheduling floor when ranks outnumber cores; lines is every rank\n"
+      "                    storing a count on its own cache line of a shared window and\n"
+      "                    waiting for every other rank's (spinning, or yielding when ranks\n"
+      "                    outnumber cores), the exchange floor; cart_*, graph_* and\n"
       "                    ring_* are MPI_Neighbor_alltoall/allgather on a 2-D periodic grid, on\n"
       "                    a random graph of degree min(4, N-1) and on a 1-D periodic ring (2\n"
       "                    neighbours; at N = 2 the other rank twice), selected by name or as neighbor,\n"
@@ -687,6 +700,65 @@ static long check_recv(const Layout *L, const char *rb) {
 }
 
 /* ---- running one call ------------------------------------------------------------ */
+/* op=lines: each rank's line in a shared window (lines_init), the calls so far. */
+static MPI_Win g_lines_win = MPI_WIN_NULL;
+static volatile uint64_t **g_lines;
+static uint64_t g_lines_count;
+static int g_lines_yield;
+
+static void lines_init(void) {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int nn, me;
+  MPI_Comm_size(node, &nn);
+  MPI_Comm_rank(node, &me);
+  if (nn != g_nranks || me != g_rank) die("op=lines needs every rank on one node%s", "");
+  char *mine = NULL;
+  /* 128 bytes each: the 64-byte-aligned line inside is this rank's alone */
+  if (MPI_Win_allocate_shared(128, 1, MPI_INFO_NULL, node, &mine, &g_lines_win) != MPI_SUCCESS)
+    die("MPI_Win_allocate_shared failed%s", "");
+  memset(mine, 0, 128);
+  g_lines = malloc(sizeof *g_lines * (size_t)g_nranks);
+  for (int p = 0; p < g_nranks; p++) {
+    MPI_Aint size;
+    int unit;
+    char *base;
+    MPI_Win_shared_query(g_lines_win, p, &size, &unit, &base);
+    g_lines[p] = (volatile uint64_t *)(((uintptr_t)base + 63) & ~(uintptr_t)63);
+  }
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, g_lines_win);
+  MPI_Win_sync(g_lines_win);
+  MPI_Barrier(node);
+  MPI_Comm_free(&node);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  g_lines_yield = cores > 0 && g_nranks > cores;
+}
+
+static void lines_free(void) {
+  if (g_lines_win == MPI_WIN_NULL) return;
+  MPI_Win_unlock_all(g_lines_win);
+  MPI_Win_free(&g_lines_win);
+  free((void *)g_lines);
+}
+
+static void lines_exchange(void) {
+  const uint64_t c = ++g_lines_count;
+  __atomic_store_n(g_lines[g_rank], c, __ATOMIC_RELEASE);
+  for (int p = 0; p < g_nranks; p++) {
+    if (p == g_rank) continue;
+    while (__atomic_load_n(g_lines[p], __ATOMIC_ACQUIRE) < c) {
+      if (g_lines_yield)
+        sched_yield();
+      else
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#else
+        ;
+#endif
+    }
+  }
+}
+
 static inline void run_op(const Layout *L, char *sb, char *rb) {
   MPI_Comm w = MPI_COMM_WORLD;
   int s = (int)L->s;
@@ -750,6 +822,9 @@ static inline void run_op(const Layout *L, char *sb, char *rb) {
       break;
     case OP_YIELD:
       sched_yield();
+      break;
+    case OP_LINES:
+      lines_exchange();
       break;
   }
   __asm__ __volatile__("" ::: "memory"); /* the copies are not dead stores */
@@ -938,8 +1013,8 @@ static void bench_one(int op, size_t s, int cold) {
   R.nregions = cold ? g_arena_bytes / R.stride : 1;
   if (R.nregions < 1) R.nregions = 1;
 
-  /* 1. one validated call on region 0 */
-  if (g_opt.check && !is_local_op(op)) {
+  /* 1. one validated call on region 0 (op=lines moves no bytes and has no layout) */
+  if (g_opt.check && !is_local_op(op) && op != OP_LINES) {
     char *sb = g_arena, *rb = g_arena + R.send_part;
     fill_send(&L, sb);
     poison_recv(&L, rb);
@@ -1134,6 +1209,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   if (g_opt.ops & OPS_NEIGHBOR) nb_print();
+  if (g_opt.ops & (1u << OP_LINES)) lines_init();
 
   if (g_opt.membw) membw();
 
@@ -1178,6 +1254,7 @@ int main(int argc, char **argv) {
     free(g_arena);
   free(g_times);
   if (g_opt.ops & OPS_NEIGHBOR) nb_free();
+  lines_free();
   MPI_Finalize();
   if (g_failures && g_rank == 0) fprintf(stderr, "shmcoll-bench: %d validation failure(s)\n", g_failures);
   return g_failures ? 1 : 0;

@@ -12,7 +12,8 @@ host with shmcoll's accelerator preloaded ("openmpi+shmcoll", "mpich+shmcoll",
 perf/compare.sh) the ratio to the same host alone (columns ompi+shm/ompi and
 mpich+shm/mpich; the accelerated hosts are not among the "others"), and then
 each collective's largest-message bandwidth as a share of the memcpy bound,
-and the smallest blocks' latency against the scheduling floor (op=yield).
+and the smallest blocks' latency against the scheduling floor (op=yield) and
+the exchange floor (op=lines).
 
 The memcpy bound at (ranks, size, cache mode) is the best of the medians of
 op=memcpy measured by the implementations' runs in this same comparison: the
@@ -205,15 +206,24 @@ def main():
                 cells += f"{bw:>9.0f} ({100 * bw / bd[1]:3.0f}%)" if bd[1] > 0 else f"{bw:>17.0f}"
             print(f"{r:>5} {'cold' if c else 'hot':<5} {op:<21}{human(b):>7}{bd[1]:>10.0f}{cells}")
 
-    # The scheduling floor: one round of sched_yield() over all ranks (the
-    # best median of op=yield among the implementations' runs).  With more
-    # ranks than cores no call in which every rank must run can be faster.
-    floors = {}
-    for (r, op, b, c, i), m in med.items():
-        if op == "yield" and (r not in floors or m[0] < floors[r]):
-            floors[r] = m[0]
-    if floors:
-        print("\n== scheduling floor: one round of sched_yield() on every rank at once (us), and the")
+    # The floors (the best median of the op among the implementations' runs):
+    # op=yield, one round of sched_yield() over all ranks -- with more ranks
+    # than cores no call in which every rank must run can be faster; and
+    # op=lines, every rank storing a count on its own cache line and waiting
+    # for everyone's (spinning, or yielding when ranks outnumber cores) -- no
+    # call in which every rank hears from every other can be faster.
+    floor_kinds = (
+        ("yield", "scheduling floor: one round of sched_yield() on every rank at once"),
+        ("lines", "exchange floor: every rank's count on its own cache line, seen by every other"),
+    )
+    for kind, title in floor_kinds:
+        floors = {}
+        for (r, op, b, c, i), m in med.items():
+            if op == kind and (r not in floors or m[0] < floors[r]):
+                floors[r] = m[0]
+        if not floors:
+            continue
+        print(f"\n== {title} (us), and the")
         print("   smallest blocks' median latency as a multiple of it ==")
         print(f"{'ranks':>5} {'floor':>8}  " + "  ".join(f"{i + ' (x)':>22}" for i in impls) + "  op, bytes")
         for r in sorted(floors):
