@@ -585,7 +585,7 @@ static size_t red_index(const Layout *L, size_t i) {
 
 static void fill_send(const Layout *L, char *sb) {
   int n = g_nranks, me = g_rank;
-  if (L->op == OP_BCAST || L->op == OP_BARRIER) return; /* bcast: the root's data is put by poison_recv */
+  if (L->op == OP_BCAST || is_sizeless_op(L->op)) return; /* bcast: the root's data is put by poison_recv */
   if (L->op == OP_SCATTER) {
     if (me != 0) return;
     for (int p = 0; p < n; p++)
@@ -627,7 +627,7 @@ static void poison_recv(const Layout *L, char *rb) {
     for (size_t i = 0; i < red_count(L); i++) d[i] = -1.0;
     return;
   }
-  if (L->op == OP_BARRIER) return;
+  if (is_sizeless_op(L->op)) return;
   if (L->op == OP_SCATTER) {
     for (size_t o = 0; o < L->s; o = next_off(o, L->s)) rb[o] = (char)~pattern(0, g_rank, o);
     return;
@@ -671,7 +671,7 @@ static long check_recv(const Layout *L, const char *rb) {
     }
     return bad;
   }
-  if (L->op == OP_BARRIER) return 0;
+  if (is_sizeless_op(L->op)) return 0;
   if (is_rooted_op(L->op)) {
     if (L->op == OP_GATHER && g_rank != 0) return 0;
     int blocks = L->op == OP_GATHER ? g_nranks : 1;
@@ -1013,8 +1013,8 @@ static void bench_one(int op, size_t s, int cold) {
   R.nregions = cold ? g_arena_bytes / R.stride : 1;
   if (R.nregions < 1) R.nregions = 1;
 
-  /* 1. one validated call on region 0 (op=lines moves no bytes and has no layout) */
-  if (g_opt.check && !is_local_op(op) && op != OP_LINES) {
+  /* 1. one validated call on region 0 */
+  if (g_opt.check && !is_local_op(op)) {
     char *sb = g_arena, *rb = g_arena + R.send_part;
     fill_send(&L, sb);
     poison_recv(&L, rb);

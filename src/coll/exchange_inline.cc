@@ -83,8 +83,8 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
   // (A sparse round -- a rooted collective, a reduction's inner round --
   // walks the pairs it has, so a rank that talks only to the root wakes
   // only the root.)
-  const bool listed = !a.broadcast && a.outPeers() && a.inPeers();
-  if (listed || !a.allPairs) {
+  const bool walk = !a.allPairs || (!a.broadcast && a.outPeers() && a.inPeers());
+  if (walk) {
     auto wake = [&](uint32_t p) {
       wait::wakeIfSleeping(w.seg.ctl(team.members[p]));
       return 0;
@@ -104,7 +104,7 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
     const uint64_t lines = std::min<uint64_t>(segment::laneInlineLines(r.lastBytes), 8);
     if (a.broadcast) {
       for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
-    } else if (listed || !a.allPairs) {
+    } else if (walk) {
       uint32_t left = 32;
       transport::forSends(a, n, me, [&](uint32_t p) {
         for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + p * r.laneBytes + l * 64);
