@@ -75,11 +75,12 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
       }
     }
   }
-  // Everything addressed to us has been read: release the senders.  The
-  // exchange is a full fence, which the wake-up check after it needs.
-  // Who may sleep on us: readers of our lanes, and senders waiting for
-  // `consumed` (with lists, our out- and in-peers: O(degree)).
-  w.seg.ctx(w.rank, team.lines)->consumed.v.exchange(r.seq, std::memory_order_seq_cst);
+  // Everything addressed to us has been read: release the senders, then the
+  // fence the wake-up check needs (none where sleepers run membarrier:
+  // wait/wait.h).  Who may sleep on us: readers of our lanes, and senders
+  // waiting for `consumed` (with lists, our out- and in-peers: O(degree)).
+  w.seg.ctx(w.rank, team.lines)->consumed.v.store(r.seq, std::memory_order_release);
+  wait::wakeFence();
   // (A sparse round -- a rooted collective, a reduction's inner round --
   // walks the pairs it has, so a rank that talks only to the root wakes
   // only the root.)

@@ -236,13 +236,15 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   if (!r.pending->empty()) {
     // Readers of our lanes that went to sleep are woken before we wait.
     const segment::View& seg = transport::world().seg;
-    if (a.allPairs && (a.broadcast || !a.outPeers()))
+    if (a.allPairs && (a.broadcast || !a.outPeers())) {
       wait::wakeAll(team.members, me, [&](uint32_t w) { return seg.ctl(w); });
-    else
+    } else {
+      wait::wakeFence();
       transport::forSends(a, n, me, [&](uint32_t p) {
         wait::wakeIfSleeping(seg.ctl(team.members[p]));
         return 0;
       });
+    }
     for (uint32_t q : *r.pending) {
       const auto* lane = transport::peerLane(team.members[q], r.area, off);
       SHMCOLL_CHECK(wait::waitUntil(transport::world().self(),

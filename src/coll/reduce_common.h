@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
+#include <cstring>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 #include "coll/coll.h"
@@ -41,15 +43,41 @@ class TypedBuf {
 // Copies count elements of `type` from src to dst (same layout).
 void copyTyped(char* dst, const char* src, uint64_t count, const dt::Type* type);
 
+// A callable kept in place: the reductions' lambdas capture a few references,
+// more than std::function keeps without allocating, and a small reduction
+// must not allocate on every call.
+template <class Sig>
+class InlineFn;
+template <class R, class... Args>
+class InlineFn<R(Args...)> {
+ public:
+  template <class F>
+  InlineFn& operator=(const F& f) {
+    static_assert(sizeof(F) <= sizeof(buf_) && alignof(F) <= alignof(std::max_align_t) &&
+                      std::is_trivially_copyable_v<F> && std::is_trivially_destructible_v<F>,
+                  "InlineFn holds small lambdas that capture by reference");
+    ::new (static_cast<void*>(buf_)) F(f);
+    call_ = [](const void* self, Args... args) -> R { return (*static_cast<const F*>(self))(args...); };
+    return *this;
+  }
+  R operator()(Args... args) const { return call_(buf_, args...); }
+  explicit operator bool() const { return call_ != nullptr; }
+
+ private:
+  R (*call_)(const void*, Args...) = nullptr;
+  alignas(std::max_align_t) unsigned char buf_[64];
+};
+
 // An exchange described by functions (the blocks depend on the phase).
 class FnArgs final : public ExchangeArgs {
  public:
-  std::function<Block(uint32_t)> sendFn, recvFn;
-  std::function<bool(uint32_t)> sendsFn, receivesFn;
+  InlineFn<Block(uint32_t)> sendFn, recvFn;
+  InlineFn<bool(uint32_t)> sendsFn, receivesFn;
   Block send(uint32_t p) const override { return sendFn(p); }
   Block recv(uint32_t p) const override { return recvFn(p); }
-  bool sends(uint32_t p) const override { return sendsFn(p); }
-  bool receives(uint32_t p) const override { return receivesFn(p); }
+  // (unset: every pair, as in ExchangeArgs)
+  bool sends(uint32_t p) const override { return !sendsFn || sendsFn(p); }
+  bool receives(uint32_t p) const override { return !receivesFn || receivesFn(p); }
 };
 
 // One slice of the elements per rank.

@@ -179,6 +179,7 @@ int init(int requiredThread, int* provided) {
                                                                                              : 64)));
   wp.streamSpinNs = static_cast<uint32_t>(std::min<uint64_t>(
       UINT32_MAX, settings::tuned(settings::Id::kStreamSpinNs, nullptr, e.size, c.oversubscribed ? 8000 : 0)));
+  if (settings::flag(settings::Id::kWaitNoTimeout)) wp.sleepNs = 0;
   wait::setPolicy(wp);
   if (c.oversubscribed) wait::gCrowd = {&e.seg.header()->sleepers, e.size, static_cast<uint32_t>(ncores)};
 
@@ -193,11 +194,22 @@ int init(int requiredThread, int* provided) {
   c.threadLevel = requiredThread;
   if (provided) *provided = c.threadLevel;
   if (requiredThread == MPI_THREAD_MULTIPLE) e.seg.header()->threadMultiple.fetch_add(1, std::memory_order_acq_rel);
+  // Announcing without a fence (wait/wait.h): this rank sleeps behind a
+  // membarrier from now on, or says it will not; after the barrier every
+  // rank knows whether all do.
+  const int wakeFence = settings::choice(settings::Id::kWakeFence);  // auto, always, never
+  wait::gSleepBarrier =
+      e.size > 1 && (wakeFence == 2 || (wakeFence == 0 && !c.oversubscribed)) && wait::registerSleepBarrier();
+  if (!wait::gSleepBarrier) e.seg.header()->fenceRefused.fetch_add(1, std::memory_order_acq_rel);
 
   SHMCOLL_CHECK(initComms());
   // Every rank has published its pid and probe address once this barrier ends.
   SHMCOLL_CHECK(coll::barrierOn(worldTeam()));
   c.linesOff = e.seg.header()->threadMultiple.load(std::memory_order_acquire) != 0;
+  // (no waker leaves its fence out unless all sleep behind a membarrier, so a
+  // rank may stop running it when some will not)
+  wait::gWakeNoFence = e.seg.header()->fenceRefused.load(std::memory_order_acquire) == 0;
+  if (!wait::gWakeNoFence) wait::gSleepBarrier = false;
   if (e.size > 1) {
     const bool cma = settings::flag(settings::Id::kCma);
     if (cma)

@@ -64,6 +64,8 @@ void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPi
   h->attached.store(0, std::memory_order_relaxed);
   h->cmaRefused.store(0, std::memory_order_relaxed);
   h->heapRefused.store(0, std::memory_order_relaxed);
+  h->threadMultiple.store(0, std::memory_order_relaxed);
+  h->fenceRefused.store(0, std::memory_order_relaxed);
   h->sleepers.store(0, std::memory_order_relaxed);
   View v(base);
   for (uint32_t r = 0; r < l.nranks; ++r) {
@@ -81,8 +83,8 @@ int validateHeader(const void* base, size_t mappedSize, uint32_t expectRanks) {
     return fail(err::kIntern, "shared segment of %zu bytes is smaller than its header", mappedSize);
   if (h->magic != kMagic) return fail(err::kIntern, "shared segment has a bad magic number");
   if (h->version != kVersion)
-    return fail(err::kIntern, "shared segment version %u, this library expects %u (mixed installations?)",
-                h->version, kVersion);
+    return fail(err::kIntern, "shared segment version %u, this library expects %u (mixed installations?)", h->version,
+                kVersion);
   if (h->nranks != expectRanks)
     return fail(err::kIntern, "shared segment is for %u ranks, SHMCOLL_SIZE says %u", h->nranks, expectRanks);
   Layout l = computeLayout(h->nranks, h->slotBytes, h->heapBytes);

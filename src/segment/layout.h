@@ -101,6 +101,9 @@ struct alignas(kLine) SegmentHeader {
   // barrier): when any did, no communicator of the job gets engine lines
   // (wait/serial.h).
   std::atomic<uint32_t> threadMultiple;
+  // Ranks that will not run membarrier(2) before they sleep (wait/wait.h,
+  // "Announcing without a fence"): when any will not, every waker fences.
+  std::atomic<uint32_t> fenceRefused;
   // Ranks asleep on their futex right now (wait/wait.h): with ncores, how
   // many ranks compete for the cores.
   alignas(kLine) std::atomic<uint32_t> sleepers;

@@ -96,6 +96,7 @@ class Round {
     // Everything addressed to us has been read: release the senders.
     release(ctx_, seq_);
     if (listed()) {  // (readers of our lanes and chunks, senders waiting for `consumed`)
+      wait::wakeFence();
       auto wake = [&](uint32_t p) { return wait::wakeIfSleeping(w_.seg.ctl(g_.members[p])), 0; };
       forSends(a_, n, me_, wake);
       forReceives(a_, n, me_, wake);
@@ -302,6 +303,7 @@ class Round {
     if (!wakePending_) return;
     wakePending_ = false;
     if (listed()) {
+      wait::wakeFence();
       forSends(a_, g_.size(), me_, [&](uint32_t p) { return wait::wakeIfSleeping(w_.seg.ctl(g_.members[p])), 0; });
       return;
     }

@@ -76,7 +76,7 @@ bool Outbox::produce() {
     if (broadcast_) {
       wait::wakeAll(g.members, g.rank, [&](uint32_t r) { return w.seg.ctl(r); });
     } else {
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      wait::wakeFence();
       for (uint32_t p : wake_) wait::wakeIfSleeping(w.seg.ctl(g.members[p]));
     }
     ++nextChunk_;

@@ -8,6 +8,25 @@
 // (Dekker style) guarantee that either the waiter sees the change or the waker
 // sees `sleeping` and bumps the word, so no wake-up is lost.
 //
+// Announcing without a fence.  The waker's fence is on the critical path of
+// every small collective: it waits until the announcing store owns its line,
+// which a peer polling that line has in its cache, so it costs one more
+// cache-line round trip per call (2 ranks on a 2-core AMD EPYC VM, 8 bytes:
+// MPI_Bcast back to back 0.43 -> 0.33 us without it, MPI_Alltoall with a
+// barrier first 0.65 -> 0.43; docs/PERFORMANCE.md).  So where ranks do not outnumber cores (a
+// sleep is then rare: it follows the whole spin), the fence moves to the
+// sleeper: a rank about to sleep runs membarrier(2)
+// (MEMBARRIER_CMD_GLOBAL_EXPEDITED), which makes every running thread of
+// every registered process pass a full barrier, and the waker keeps only a
+// compiler barrier between its store and its load of `sleeping`.  Either the
+// waker's load comes after that barrier point and sees `sleeping`, or its
+// store came before it and the sleeper's re-check sees the store.  All ranks
+// must sleep that way before any waker leaves its fence out, so the runtime
+// turns it on only when every rank registered (SegmentHeader::fenceRefused,
+// counted before MPI_Init's first barrier); with more ranks than cores, where
+// ranks sleep in almost every call and a membarrier costs several
+// microseconds, both sides fence as before (SHMCOLL_WAKE_FENCE).
+//
 // With more ranks than cores, spinning burns the core the peer needs, so the
 // rank skips the spin phase and sleeps after one yield: progress then runs at
 // context-switch speed, not at time-slice speed.
@@ -30,6 +49,24 @@ void futexWakeAll(std::atomic<uint32_t>* word);
 // sched_yield().
 void yieldCpu();
 
+// Set by the runtime at MPI_Init (see "Announcing without a fence" above):
+// gSleepBarrier, this rank runs membarrier(2) before it sleeps; gWakeNoFence,
+// every rank does, so wakers need no fence.
+extern bool gSleepBarrier;
+extern bool gWakeNoFence;
+// Registers the process for membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED);
+// false when the kernel refuses it.
+bool registerSleepBarrier();
+// The fence between a waker's announcing store and its load of `sleeping`.
+inline void wakeFence() {
+  if (gWakeNoFence)
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+// The fence between a sleeper's store of `sleeping` and its re-check.
+void sleepFence();
+
 // Wakes rank `peer` if it is asleep.  Call after the release-store that made
 // the peer's condition true.
 inline void wakeIfSleeping(segment::RankCtl* peer) {
@@ -39,13 +76,13 @@ inline void wakeIfSleeping(segment::RankCtl* peer) {
   }
 }
 inline void wakePeer(segment::RankCtl* peer) {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  wakeFence();
   wakeIfSleeping(peer);
 }
 // Wakes every rank in world[members[i]] except `skip`, after one fence.
 template <class Members, class CtlOf>
 void wakeAll(const Members& members, uint32_t skip, CtlOf&& ctlOf) {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  wakeFence();
   for (uint32_t i = 0; i < members.size(); ++i)
     if (i != skip) wakeIfSleeping(ctlOf(members[i]));
 }
@@ -54,7 +91,7 @@ void wakeAll(const Members& members, uint32_t skip, CtlOf&& ctlOf) {
 struct WaitPolicy {
   uint32_t spins = 20000;  // pause-loop polls before yielding (SHMCOLL_WAIT_SPINS sets it at start-up)
   uint32_t yields = 8;     // sched_yield polls before sleeping (SHMCOLL_WAIT_YIELDS)
-  long sleepNs = 2000000; // first futex timeout: a safety net; wake-ups normally come first
+  long sleepNs = 2000000;  // first futex timeout: a safety net; wake-ups normally come first (0: none)
   // Waits inside a running stream (waitStream) with more ranks than cores:
   // the longest spin, in nanoseconds, before the policy above takes over.
   uint32_t streamSpinNs = 0;
@@ -117,7 +154,7 @@ int waitSerial(segment::RankCtl* self, Cond&& cond) {
     const uint32_t seen = self->wake.load(std::memory_order_acquire);
     gLocalSleepers.fetch_add(1, std::memory_order_seq_cst);
     self->sleeping.fetch_add(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    sleepFence();
     const bool ready = runProgressHook() || cond();
     if (!ready) {
       if (gCrowd.sleepers) gCrowd.sleepers->fetch_add(1, std::memory_order_relaxed);
@@ -159,7 +196,7 @@ int waitUntil(segment::RankCtl* self, Cond&& cond) {
   for (;;) {
     uint32_t seen = self->wake.load(std::memory_order_acquire);
     self->sleeping.store(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    sleepFence();
     if (runProgressHook() || cond()) {
       self->sleeping.store(0, std::memory_order_relaxed);
       if (cond()) return 0;
