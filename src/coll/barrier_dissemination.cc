@@ -1,13 +1,37 @@
-// Algorithm: dissemination -- the blocking barrier on barrier lines.
+// Algorithms: dissemination and flat -- the blocking barrier on barrier lines.
 //
-// In round k (k = 0 .. ceil(log2 n) - 1) rank i announces round k on its own
-// barrier line and waits until rank (i - 2^k) mod n has announced round k.
-// After the last round every rank has, transitively, heard from every other.
-// The announcement is the monotone value seq * 64 + k + 1 on a line only its
-// owner writes, so no line is ever reset and no two ranks write one line.
-// Cost: ceil(log2 n) rounds of one cache-line transfer each.
-// Chosen for every blocking MPI_Barrier on an intracommunicator and for the
-// synchronisation inside MPI_Init, MPI_Finalize and MPI_Comm_free.
+// dissemination.  In round k (k = 0 .. ceil(log2 n) - 1) rank i announces
+// round k on its own barrier line and waits until rank (i - 2^k) mod n has
+// announced round k.  After the last round every rank has, transitively,
+// heard from every other.  Cost: ceil(log2 n) rounds of one cache-line
+// transfer each, one wake-up check per round.
+//
+// flat.  Every rank announces the barrier on its own line, then reads every
+// other member's line until all have announced it: one round.  A rank reads
+// n - 1 lines (so it is kept to small teams), and the rank that sees every
+// line announced wakes every sleeper: of any ranks that arrive together, the
+// one whose fence (after its own store) comes last sees all the others, so
+// some rank always does.  With more ranks than cores a round costs what it
+// takes for the ranks it waits for to be scheduled, so one round instead of
+// ceil(log2 n) is what counts: on 2 cores, 8 ranks took 71-80 us per
+// dissemination barrier and 35-40 us flat, 16 ranks 178-195 and 77-92, 128
+// ranks 5.1 and 1.5 ms (docs/PERFORMANCE.md).  At 3 and 4 ranks on 2 cores
+// flat was no faster, or (3 ranks) the barrier's exit order left the root of
+// a rooted collective right after it unscheduled more often (8-byte bcast
+// with a barrier before every call 0.8 -> 5.8 us), so it waits for more than
+// 2 ranks per core.
+//
+// Both write the monotone value seq * 64 + k + 1 on a line only its owner
+// writes, so no line is ever reset and no two ranks write one line; a team
+// always takes the same one of the two (the rule below depends on the team's
+// size and the job's ranks per core only), so their values never mix.
+// Chosen: flat for teams of 3 to kFlatMax ranks in a job with more than 2
+// ranks per core, dissemination otherwise (a team of kFlatMax reads 127
+// other lines, on as many pages, where dissemination reads 7); for every blocking MPI_Barrier on an
+// intracommunicator and the synchronisation inside MPI_Init, MPI_Finalize and
+// MPI_Comm_free.
+#include <atomic>
+
 #include "coll/registry.h"
 #include "common/status.h"
 #include "transport/world.h"
@@ -15,26 +39,77 @@
 
 namespace shmcoll::coll {
 
-int barrierOn(Team& team) {
-  if (!team.hasLines()) return barrier(Place{&team});  // (runs as the schedule)
-  const transport::World& w = transport::world();
-  const uint64_t seq = team.next();
+namespace {
+
+constexpr uint32_t kFlatMax = 128;
+
+// (more than 2 ranks per core: the job's policy, the same on every rank)
+bool flatFits(const Team& team) {
   const uint32_t n = team.size();
-  if (n == 1) return 0;
-  const uint32_t me = team.rank;
-  segment::Line64& mine = w.seg.ctx(team.members[me], team.lines)->barrier;
+  const wait::Crowd& c = wait::gCrowd;
+  return c.sleepers != nullptr && c.ranks > 2 * c.cores && n > 2 && n <= kFlatMax;
+}
+
+segment::Line64& lineOf(const transport::World& w, const Team& team, uint32_t r) {
+  return w.seg.ctx(team.members[r], team.lines)->barrier;
+}
+
+int dissemination(Team& team, uint64_t seq) {
+  const transport::World& w = transport::world();
+  const uint32_t n = team.size(), me = team.rank;
+  segment::Line64& mine = lineOf(w, team, me);
   for (uint32_t k = 0, dist = 1; dist < n; ++k, dist <<= 1) {
     const uint64_t v = seq * 64 + k + 1;
     mine.v.store(v, std::memory_order_release);
     wait::wakePeer(w.seg.ctl(team.members[(me + dist) % n]));
-    segment::Line64& theirs = w.seg.ctx(team.members[(me + n - dist) % n], team.lines)->barrier;
+    segment::Line64& theirs = lineOf(w, team, (me + n - dist) % n);
     SHMCOLL_CHECK(wait::waitUntil(w.self(), [&] { return theirs.v.load(std::memory_order_acquire) >= v; }));
   }
   return 0;
 }
 
+int flat(Team& team, uint64_t seq) {
+  const transport::World& w = transport::world();
+  const uint32_t n = team.size(), me = team.rank;
+  const uint64_t v = seq * 64 + 1;
+  lineOf(w, team, me).v.store(v, std::memory_order_release);
+  // (a real fence even where wakers need none: it orders this store before
+  // the reads of the other arrivals, not only before a sleeper's flag)
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  uint32_t next = 0;  // the members below `next` are known to have arrived
+  auto allArrived = [&] {
+    for (; next < n; ++next)
+      if (next != me && lineOf(w, team, next).v.load(std::memory_order_acquire) < v) return false;
+    return true;
+  };
+  if (allArrived()) {
+    wait::wakeAll(team.members, me, [&](uint32_t r) { return w.seg.ctl(r); });
+    return 0;
+  }
+  return wait::waitUntil(w.self(), allArrived);
+}
+
+// Runs `body` on a team with barrier lines (a team without them runs the
+// barrier as a schedule).
+template <class Body>
+int onLines(Team& team, Body&& body) {
+  if (!team.hasLines()) return barrier(Place{&team});  // (runs as the schedule)
+  const uint64_t seq = team.next();
+  if (team.size() == 1) return 0;
+  return body(team, seq);
+}
+
+}  // namespace
+
+int barrierOn(Team& team) { return onLines(team, flatFits(team) ? flat : dissemination); }
+
 extern const Algorithm kDisseminationAlgorithm =
     Algorithm("dissemination", "ceil(log2 n) rounds of one barrier line each", opBit(Op::kBarrier), kBlocking,
-              [](Operation& o) { return barrierOn(o.team()); });
+              [](Operation& o) { return onLines(o.team(), dissemination); });
+
+extern const Algorithm kFlatBarrierAlgorithm =
+    Algorithm("flat", "one round: every rank reads every member's barrier line", opBit(Op::kBarrier), kBlocking,
+              [](Operation& o) { return onLines(o.team(), flat); })
+        .costing([](const Operation& o) { return flatFits(o.team()) ? 0.5 : 2.0; });
 
 }  // namespace shmcoll::coll

@@ -24,6 +24,7 @@ extern const Algorithm kInlineAlgorithm;              // exchange_inline.cc
 extern const Algorithm kExchangeAlgorithm;            // exchange.cc
 extern const Algorithm kNumaAllgatherAlgorithm;       // allgather_numa.cc
 extern const Algorithm kDisseminationAlgorithm;       // barrier_dissemination.cc
+extern const Algorithm kFlatBarrierAlgorithm;         // barrier_dissemination.cc
 extern const Algorithm kReduceDirectAlgorithm;        // reduce_direct.cc
 extern const Algorithm kReduceSlicedAlgorithm;        // reduce_sliced.cc
 extern const Algorithm kSchedExchangeAlgorithm;       // sched_exchange.cc
@@ -45,7 +46,7 @@ const Algorithm* const kAlgorithms[] = {
     &kReduceDirectAlgorithm, &kReduceSlicedAlgorithm,       &kSchedExchangeAlgorithm,  &kSchedBarrierAlgorithm,
     &kSchedReduceAlgorithm,  &kSchedReduceScatterAlgorithm, &kSchedScanAlgorithm,      &kInterExchangeAlgorithm,
     &kInterBarrierAlgorithm, &kInterReduceAlgorithm,        &kInterAllreduceAlgorithm, &kInterReduceScatterAlgorithm,
-    &kBruckAlgorithm,
+    &kBruckAlgorithm,        &kFlatBarrierAlgorithm,
 };
 constexpr int kNumAlgorithms = sizeof kAlgorithms / sizeof kAlgorithms[0];
 
