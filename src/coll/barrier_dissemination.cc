@@ -34,6 +34,7 @@
 
 #include "coll/registry.h"
 #include "common/status.h"
+#include "transport/lanes.h"
 #include "transport/world.h"
 #include "wait/wait.h"
 
@@ -91,12 +92,21 @@ int flat(Team& team, uint64_t seq) {
 
 // Runs `body` on a team with barrier lines (a team without them runs the
 // barrier as a schedule).
+// Once it has passed, every member has entered the barrier, so it has
+// finished every earlier operation on the team (transport/lanes.h): the lane
+// areas they read are free, and the next operation's claim() need not read
+// their `consumed` lines (a rooted collective right after a barrier: its
+// root hears from nobody before it writes).
 template <class Body>
 int onLines(Team& team, Body&& body) {
   if (!team.hasLines()) return barrier(Place{&team});  // (runs as the schedule)
   const uint64_t seq = team.next();
   if (team.size() == 1) return 0;
-  return body(team, seq);
+  SHMCOLL_CHECK(body(team, seq));
+  transport::Lanes& lanes = transport::lanes();
+  for (uint32_t r = 0; r < team.size(); ++r)
+    if (r != team.rank) lanes.noteEntered(team.lines, team.members[r], seq);
+  return 0;
 }
 
 }  // namespace
