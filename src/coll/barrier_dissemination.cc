@@ -27,9 +27,9 @@
 // size and the job's ranks per core only), so their values never mix.
 // Chosen: flat for teams of 3 to kFlatMax ranks in a job with more than 2
 // ranks per core, dissemination otherwise (a team of kFlatMax reads 127
-// other lines, on as many pages, where dissemination reads 7); for every blocking MPI_Barrier on an
-// intracommunicator and the synchronisation inside MPI_Init, MPI_Finalize and
-// MPI_Comm_free.
+// other lines, on as many pages, where dissemination reads 7); for every
+// blocking MPI_Barrier on an intracommunicator and the synchronisation inside
+// MPI_Init, MPI_Finalize and MPI_Comm_free.
 #include <atomic>
 
 #include "coll/registry.h"
@@ -84,15 +84,16 @@ int flat(Team& team, uint64_t seq) {
     return true;
   };
   if (allArrived()) {
-    wait::wakeAll(team.members, me, [&](uint32_t r) { return w.seg.ctl(r); });
+    // (the fence above already orders the store before these loads: no wakeAll)
+    for (uint32_t r = 0; r < n; ++r)
+      if (r != me) wait::wakeIfSleeping(w.seg.ctl(team.members[r]));
     return 0;
   }
   return wait::waitUntil(w.self(), allArrived);
 }
 
 // Runs `body` on a team with barrier lines (a team without them runs the
-// barrier as a schedule).
-// Once it has passed, every member has entered the barrier, so it has
+// barrier as a schedule).  Once it has passed, every member has entered the barrier, so it has
 // finished every earlier operation on the team (transport/lanes.h): the lane
 // areas they read are free, and the next operation's claim() need not read
 // their `consumed` lines (a rooted collective right after a barrier: its

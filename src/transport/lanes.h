@@ -8,9 +8,9 @@
 // that context (noteEntered): in a run of collectives on one communicator in
 // which every rank hears from every other, reading the lanes of operation
 // s - 1 already proves that the area last used by s - 2 is free, and the
-// check costs no memory traffic; so does a barrier passed since (every member
-// entered it: coll/barrier_dissemination.cc).  Otherwise (a rooted operation, another
-// communicator in between) claim() reads the readers' `consumed` lines, and
+// check costs no memory traffic; so does a barrier passed since (every
+// member entered it: coll/barrier_dissemination.cc).  Otherwise (a rooted
+// operation, another communicator in between) claim() reads the readers' `consumed` lines, and
 // waits if needed.  release() raises this rank's `consumed` line: it has read
 // everything addressed to it in that operation.
 #pragma once

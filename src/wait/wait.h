@@ -13,9 +13,9 @@
 // which a peer polling that line has in its cache, so it costs one more
 // cache-line round trip per call (2 ranks on a 2-core AMD EPYC VM, 8 bytes:
 // MPI_Bcast back to back 0.43 -> 0.33 us without it, MPI_Alltoall with a
-// barrier first 0.65 -> 0.43; docs/PERFORMANCE.md).  So where ranks do not outnumber cores (a
-// sleep is then rare: it follows the whole spin), the fence moves to the
-// sleeper: a rank about to sleep runs membarrier(2)
+// barrier first 0.65 -> 0.43; docs/PERFORMANCE.md).  So where ranks do not
+// outnumber cores (a sleep is then rare: it follows the whole spin), the
+// fence moves to the sleeper: a rank about to sleep runs membarrier(2)
 // (MEMBARRIER_CMD_GLOBAL_EXPEDITED), which makes every running thread of
 // every registered process pass a full barrier, and the waker keeps only a
 // compiler barrier between its store and its load of `sleeping`.  Either the
