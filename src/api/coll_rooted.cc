@@ -124,6 +124,7 @@ int rooted(Call& call, coll::Op op, const C* counts, const D* displs, const BufA
     return runInter(call, c, a, plan);
   }
   a.allPairs = false;
+  a.ahead = kGather;  // a non-root's one lane may go in its broadcast ring (transport::Pairs::ahead)
   a.root = static_cast<uint32_t>(rootRank);
   a.me = c->team.rank;
   const bool inPlace = leaf.buf == MPI_IN_PLACE;
@@ -173,6 +174,7 @@ int bcast(Call& call, void* buffer, C count, MPI_Datatype datatype, int root, rt
   a.root = static_cast<uint32_t>(root);
   a.me = c->team.rank;
   a.broadcast = true;  // on every rank: receivers read the root's one shared lane
+  a.ahead = true;      // ... or its broadcast ring's
   return runExchange(call, c, a);
 }
 

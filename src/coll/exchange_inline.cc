@@ -9,7 +9,7 @@
 
 namespace shmcoll::coll {
 
-int inlineBegin(Team& team, const transport::Pairs& a, InlineRun* r) {
+int inlineBegin(Team& team, const transport::Pairs& a, uint64_t aheadCap, InlineRun* r) {
   transport::Lanes& lanes = transport::lanes();
   const segment::View& seg = transport::world().seg;
   const uint32_t n = team.size();
@@ -23,6 +23,22 @@ int inlineBegin(Team& team, const transport::Pairs& a, InlineRun* r) {
   r->tag = segment::laneTag(r->seq, team.lines);
   r->area = static_cast<uint32_t>(r->seq & 1);
   r->laneBytes = a.broadcast ? seg.laneAreaBytes() : seg.laneBytes(n);
+  r->sendStride = r->laneBytes;
+  if (a.ahead) {  // (the broadcast ring: exchange_inline.h)
+    r->watchAhead = true;
+    // One lane to write (a broadcast's, or a lane to one peer) that fits: in the ring.
+    uint32_t to = 0, count = 0;
+    transport::forSends(a, n, team.rank, [&](uint32_t p) {
+      to = p;
+      return ++count > 1 ? 1 : 0;
+    });
+    const bool one = count == 1 || (a.broadcast && count > 0);
+    if (one && !a.sendsParts(to) && a.send(to).bytes() <= aheadCap) {
+      r->area = segment::aheadArea(r->seq);
+      r->sendStride = 0;
+      r->ahead = true;
+    }
+  }
   r->mine = transport::laneArea(transport::world().rank, r->area);
   // The area is free once every reader of its previous use finished that
   // operation (usually known from the lanes read since).
@@ -101,9 +117,11 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
   // lane as this operation wrote, at most 8 (a 440-byte block), and at most
   // 32 lanes.
   if (copy::hasPrefetchW()) {
-    char* other = transport::laneArea(w.rank, r.area ^ 1);
+    char* other = transport::laneArea(w.rank, r.ahead ? segment::aheadArea(r.seq + 1) : r.area ^ 1);
     const uint64_t lines = std::min<uint64_t>(segment::laneInlineLines(r.lastBytes), 8);
     if (a.broadcast) {
+      for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
+    } else if (r.ahead) {
       for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
     } else if (walk) {
       uint32_t left = 32;

@@ -44,6 +44,22 @@
 // call costs O(degree) instead of O(n).  A pair with several blocks
 // (transport::Pairs::multiPart) fills one lane with them end to end.
 //
+// The broadcast ring.  With two lane areas a sender is at most one call
+// ahead of its slowest reader: the area of call s + 2 is the area of call s.
+// A rooted collective's senders can do better, because they wait for nobody:
+// the root of an MPI_Bcast, the other ranks of an MPI_Gather(v) or
+// MPI_Reduce (transport::Pairs::ahead).  Such a rank, when it writes one lane
+// of at most 496 bytes, writes it into lane seq % 16 of its ring
+// (segment::aheadArea), which it may rewrite once that lane's readers have
+// finished call seq - 16 (the claim, as for an area).  Readers look in the
+// sender's ring lane and in the parity area's lane (a sender whose block did
+// not fit, or with SHMCOLL_RUN_AHEAD=0, uses the area), whichever carries the
+// call's tag.  With more ranks than cores this is what counts: a root that
+// returns from 16 broadcasts in its time slice lets each reader take all 16
+// in its own, where before every call cost a round of context switches (at 8
+// ranks on 2 cores an 8-byte broadcast back to back went from 22-25 to 3-4.5
+// us; docs/PERFORMANCE.md).
+//
 // Chosen (registered as "inline") whenever every block this rank sends fits
 // (SHMCOLL_INLINE_MAX, capped by the lane), on intracommunicators, in blocking
 // calls, for operations in which every pair exchanges (alltoall family,
@@ -85,12 +101,15 @@ struct InlineRun {
   uint64_t seq = 0, tag = 0;
   uint32_t area = 0;
   uint64_t laneBytes = 0;                    // distance between lanes (a whole area for broadcast)
+  uint64_t sendStride = 0;                   // ... between this rank's own lanes (0 in the ring)
   char* mine = nullptr;                      // this rank's lane area for the operation
   uint64_t lastBytes = 0;                    // bytes of the last lane written (sizes the prefetch)
   int status = 0;                            // first error: the own block's copy or a count mismatch
   std::string reason;                        // ... and why
   std::vector<uint32_t>* pending = nullptr;  // peers whose lanes were not written yet
   std::vector<uint32_t>* rest = nullptr;     // peers whose lanes were not inline
+  bool ahead = false;                        // this rank writes its one lane into its ring
+  bool watchAhead = false;                   // peers' lanes may be in their rings (Pairs::ahead)
 };
 
 // The largest block op's inline path takes on `team` (0 when it must not
@@ -104,8 +123,10 @@ inline const InlineGate& inlineGate(Team& team, Op op) {
   return g;
 }
 // Takes the sequence number and the lane area (waiting for its readers if
-// needed) and fills `r`.
-int inlineBegin(Team& team, const transport::Pairs& a, InlineRun* r);
+// needed) and fills `r`; a sender of one lane takes a lane of its ring when
+// the operation allows it (Pairs::ahead) and its block is at most `aheadCap`
+// bytes.
+int inlineBegin(Team& team, const transport::Pairs& a, uint64_t aheadCap, InlineRun* r);
 // Records a byte count that differs from the receive block's (the first one wins).
 void inlineMismatch(InlineRun& r, uint32_t q, uint64_t theirs, uint64_t ours);
 // Packs or unpacks a non-contiguous block (rare on this path).
@@ -137,6 +158,18 @@ inline void putParts(InlineRun& r, char* lane, const transport::Pairs& a, uint32
   transport::PartsCursor pc(&a, p, true);
   transport::writeInline(lane, bytes, r.tag, true, [&](uint64_t off, char* d, uint64_t n) { pc.pack(off, d, n); });
   r.lastBytes = bytes;
+}
+
+// Peer q's lane for this operation once it is there, else null: in the lane
+// area of the operation's parity at `off`, or (Pairs::ahead) in q's ring.
+inline const segment::LaneHeader* arrived(const InlineRun& r, uint32_t q, uint64_t off) {
+  const uint32_t w = r.team->members[q];
+  if (r.watchAhead) {
+    const auto* ring = transport::peerLane(w, segment::aheadArea(r.seq), 0);
+    if (ring->tag.load(std::memory_order_acquire) == r.tag) return ring;
+  }
+  const auto* lane = transport::peerLane(w, r.area, off);
+  return lane->tag.load(std::memory_order_acquire) == r.tag ? lane : nullptr;
 }
 
 template <class A>
@@ -194,15 +227,15 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   if (g.verbose) [[unlikely]]
     noteInline(a.op, n);
   InlineRun r;
-  SHMCOLL_CHECK(inlineBegin(team, a, &r));
+  SHMCOLL_CHECK(inlineBegin(team, a, g.ahead, &r));
   if (a.broadcast) {
     detail::putLane(r, r.mine, a.send(0));
   } else {
     transport::forSends(a, n, me, [&](uint32_t p) {
       if (a.sendsParts(p)) [[unlikely]]
-        detail::putParts(r, r.mine + p * r.laneBytes, a, p);
+        detail::putParts(r, r.mine + p * r.sendStride, a, p);
       else
-        detail::putLane(r, r.mine + p * r.laneBytes, a.send(p));
+        detail::putLane(r, r.mine + p * r.sendStride, a.send(p));
       return 0;
     });
   }
@@ -226,8 +259,8 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   const uint64_t off = a.broadcast ? 0 : me * r.laneBytes;
   SHMCOLL_CHECK(transport::forReceives(a, n, me, [&](uint32_t q) {
     if (!a.receivesFrom(q)) return 0;  // (sparse pairs; transport::Pairs::skipEmpty)
-    const auto* lane = transport::peerLane(team.members[q], r.area, off);
-    if (lane->tag.load(std::memory_order_acquire) != r.tag) {
+    const segment::LaneHeader* lane = detail::arrived(r, q, off);
+    if (!lane) {
       r.pending->push_back(q);
       return 0;
     }
@@ -246,9 +279,9 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
       });
     }
     for (uint32_t q : *r.pending) {
-      const auto* lane = transport::peerLane(team.members[q], r.area, off);
-      SHMCOLL_CHECK(wait::waitUntil(transport::world().self(),
-                                    [&] { return lane->tag.load(std::memory_order_acquire) == r.tag; }));
+      const segment::LaneHeader* lane = nullptr;
+      SHMCOLL_CHECK(
+          wait::waitUntil(transport::world().self(), [&] { return (lane = detail::arrived(r, q, off)) != nullptr; }));
       SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));
     }
   }

@@ -56,6 +56,7 @@ int reduce(Reducer& x, uint32_t root) {
   a.recvFn = [&](uint32_t p) {
     return me == root ? Block{t.at(p * r.count), r.count, r.type} : Block{x.in_, r.count, r.type};
   };
+  a.ahead = true;  // a non-root's one lane may go in its ring: it runs ahead of the root
   a.sendsFn = [&](uint32_t p) { return me != root && p == root; };
   a.receivesFn = [&](uint32_t) { return me == root; };
   SHMCOLL_CHECK(innerExchange(x.team_, a));

@@ -12,12 +12,12 @@
 //
 // Per-rank memory (the bound the collectives issue asks us to state):
 //   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * laneArea(N)
-//   + kNumSlots * (128 + slotAckBytes(N) + slotBytes)
+//   + kAheadLanes * kAheadLaneBytes + kNumSlots * (128 + slotAckBytes(N) + slotBytes)
 //   + 128 + kP2pCells * kP2pCellBytes
 // rounded up to 4 KiB, plus the rank's MPI_Alloc_mem heap (default 2 MiB),
 // where laneArea(N) = max(64 KiB, 64 N) rounded up to 4 KiB and
 // slotAckBytes(N) = N bits rounded up to 64 bytes.  With the default
-// 64 KiB slots and no heap that is 548 KiB per rank at N = 2 and at
+// 64 KiB slots and no heap that is 556 KiB per rank at N = 2 and at
 // N = 1024.  Communicators cost nothing here beyond their line set
 // (kCtxBytes), and only kMaxContexts of them have one (runtime/ids.h).
 //
@@ -37,7 +37,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 9;  // 9: threadMultiple (8: no boot lines, MPI_Comm_create_group agrees by messages)
+constexpr uint32_t kVersion = 10;                   // 10: the broadcast ring (9: threadMultiple)
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;           // line sets (CtxLines) per rank: communicators that have one
@@ -76,7 +76,7 @@ struct alignas(kLine) SegmentHeader {
   uint32_t reserved0;
   // Offsets inside a RankArea.
   uint64_t ctxOffset;   // kMaxContexts * CtxLines
-  uint64_t laneOffset;  // 2 lane areas (by sequence parity), see LaneHeader
+  uint64_t laneOffset;  // 2 lane areas (by sequence parity), then the broadcast ring; see LaneHeader
   uint64_t laneStride;  // bytes per lane area
   uint64_t slotOffset;  // kNumSlots slots
   uint64_t slotStride;
@@ -214,6 +214,16 @@ constexpr uint64_t kLaneStream = 0;
 constexpr uint64_t kLaneParts = 1ull << 61;  // with kLanePull: a list of (address, bytes), one per part
 constexpr uint64_t kLaneKinds = kLaneInline | kLanePull | kLaneParts;
 constexpr size_t kMinLaneArea = 64 * 1024;
+// The broadcast ring.  Behind its two lane areas a rank owns kAheadLanes
+// small lanes of kAheadLaneBytes, lane areas 2 to kAheadLanes + 1 to the
+// code that reuses areas (transport/lanes.h).  The root of a small
+// MPI_Bcast writes operation seq's block into lane 2 + seq % kAheadLanes,
+// so it may run up to kAheadLanes calls ahead of its slowest reader instead
+// of one (coll/exchange_inline.h, "The broadcast ring").
+constexpr uint32_t kAheadLanes = 16;
+constexpr size_t kAheadLaneBytes = 512;
+constexpr uint32_t kAheadArea0 = 2;
+constexpr uint32_t aheadArea(uint64_t seq) { return kAheadArea0 + static_cast<uint32_t>(seq % kAheadLanes); }
 // Sequence numbers start at 1 and context ids are < 256, so (seq << 8) | ctx
 // is never 0 and names one operation of the job.  The tag is that number
 // scrambled by a bijection that keeps 0 at 0 (the 64-bit finalizer of
@@ -336,8 +346,13 @@ class View {
   CtxLines* ctx(uint32_t r, uint32_t c) const {
     return reinterpret_cast<CtxLines*>(rankArea(r) + hdr_->ctxOffset + c * kCtxBytes);
   }
-  // Lane area `which` (0 or 1) of rank r, and the size of one lane for a team of n.
-  char* laneArea(uint32_t r, uint32_t which) const { return rankArea(r) + hdr_->laneOffset + which * hdr_->laneStride; }
+  // Lane area `which` of rank r (0 or 1; from kAheadArea0, a lane of the
+  // broadcast ring), and the size of one lane for a team of n.
+  char* laneArea(uint32_t r, uint32_t which) const {
+    const uint64_t off = which < kAheadArea0 ? which * hdr_->laneStride
+                                             : kAheadArea0 * hdr_->laneStride + (which - kAheadArea0) * kAheadLaneBytes;
+    return rankArea(r) + hdr_->laneOffset + off;
+  }
   uint64_t laneBytes(uint32_t n) const { return (hdr_->laneStride / n) & ~uint64_t{kLine - 1}; }
   uint64_t laneAreaBytes() const { return hdr_->laneStride; }
   SlotHeader* slot(uint32_t r, uint32_t s) const {

@@ -34,7 +34,8 @@ class Lanes {
     std::vector<uint32_t> readers;
   };
 
-  // Waits until lane area `area` (0 or 1) is free, then records its next use
+  // Waits until lane area `area` (0 or 1, or a lane of the broadcast ring:
+  // segment::aheadArea) is free, then records its next use
   // (operation `seq` on `ctx`); the caller fills readers() with who reads it.
   // Returns 0 or an error class from the wait.
   int claim(uint32_t area, uint32_t ctx, uint64_t seq) {
@@ -75,7 +76,7 @@ class Lanes {
 
  private:
   [[gnu::noinline, gnu::cold]] void sizeDone(std::vector<uint64_t>& d) const { d.assign(world().size, 0); }
-  Use use_[2];
+  Use use_[segment::kAheadArea0 + segment::kAheadLanes];
   std::vector<uint64_t> done_[segment::kMaxContexts];
 };
 

@@ -32,6 +32,7 @@ struct From {
   dt::Cursor cursor;
   bool multi = false;  // several receive parts: `parts`, not `cursor`
   PartsCursor parts;
+  const LaneHeader* ring = nullptr;  // the sender's ring lane, where it may be (Pairs::ahead)
   void unpack(uint64_t pos, const char* s, uint64_t len) {
     if (multi)
       parts.unpack(pos, s, len);
@@ -323,6 +324,7 @@ class Round {
       if (!a_.allPairs && !a_.receives(q)) return 0;
       std::vector<From>& list = a_.skipEmpty && a_.recv(q).bytes() == 0 ? sc_.skipped : sc_.from;
       list.push_back({q, kWaitLane, peerLane(g_.members[q], area_, off), 0, 0, 0, 0, {}, false, {}});
+      if (a_.ahead) list.back().ring = peerLane(g_.members[q], segment::aheadArea(seq_), 0);
       return 0;
     });
   }
@@ -330,7 +332,10 @@ class Round {
   bool consumerDone() const { return sc_.from.empty(); }
 
   bool ready(const From& f) const {
-    if (f.stage == kWaitLane) return f.lane->tag.load(std::memory_order_acquire) == tag_ && laneComplete(f.lane, tag_);
+    if (f.stage == kWaitLane) {
+      if (f.ring && f.ring->tag.load(std::memory_order_acquire) == tag_) return laneComplete(f.ring, tag_);
+      return f.lane->tag.load(std::memory_order_acquire) == tag_ && laneComplete(f.lane, tag_);
+    }
     return chunkReady(g_.members[f.teamRank], f.chunk, seq_, ctx_);
   }
 
@@ -376,6 +381,7 @@ class Round {
     const uint32_t q = g_.members[f.teamRank];
     while (ready(f)) {
       if (f.stage == kWaitLane) {
+        if (f.ring && f.ring->tag.load(std::memory_order_acquire) == tag_) f.lane = f.ring;  // (always inline)
         lanes_.noteEntered(ctx_, q, seq_);
         const uint64_t raw = f.lane->bytes;
         const uint64_t bytes = raw & ~segment::kLaneKinds;

@@ -70,6 +70,13 @@ class Pairs {
   // sender announces it once, in a lane all readers share.  Must be the same
   // on every rank of the round, senders or not (readers look for it).
   bool broadcast = false;
+  // A rooted operation whose senders write one lane each (MPI_Bcast's root,
+  // the other ranks of a gather or reduce): a sender whose lane fits may
+  // publish it in its broadcast ring (segment::aheadArea, the lane at offset
+  // 0) rather than the lane area of the operation's parity, and readers look
+  // in both, so that a sender and a reader that disagree (counts that differ,
+  // erroneously) still meet.  The same on every rank.
+  bool ahead = false;
   virtual ~Pairs() = default;
   virtual Block send(uint32_t peer) const = 0;
   virtual Block recv(uint32_t peer) const = 0;
