@@ -42,13 +42,16 @@ class Lanes {
     Use& u = use_[area];
     for (uint32_t r : u.readers)
       if (doneBy(u.ctx, r) < u.seq) [[unlikely]]
-        if (int rc = awaitFinished(r, u.ctx, u.seq)) return rc;
+        if (int rc = awaitFinished(r, u.ctx, ringTarget(area, ctx, seq, u))) return rc;
     u.ctx = ctx;
     u.seq = seq;
     u.readers.clear();
     return 0;
   }
   std::vector<uint32_t>& readers(uint32_t area) { return use_[area].readers; }
+  // What to wait for when area `area` is not free yet (lanes.cc): the last
+  // use's sequence number, or past it for a lane of the broadcast ring.
+  static uint64_t ringTarget(uint32_t area, uint32_t ctx, uint64_t seq, const Use& u);
   const Use& use(uint32_t area) const { return use_[area]; }
 
   // The last operation on `ctx` that world rank r is known to have finished.
