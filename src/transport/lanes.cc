@@ -12,17 +12,23 @@ constinit World gWorld;
 constinit Lanes gLanes;
 
 // Where ranks do not outnumber cores, a sender that finds a lane of its ring
-// still in use waits until its readers are half a ring behind on that context
-// rather than a whole one: the next kAheadLanes / 2 claims then find their
-// lanes free without reading, and it does not poll a reader's `consumed` line
-// while the reader rewrites it on every call.  Safe: with two areas a sender
-// waited for its readers to finish operation seq - 2, later than seq -
-// kAheadLanes / 2.  Not with more ranks than cores: there a waiting sender
-// sleeps, and every call of its reader would wake it too early.
-uint64_t Lanes::ringTarget(uint32_t area, uint32_t ctx, uint64_t seq, const Use& u) {
-  constexpr uint64_t kHalf = segment::kAheadLanes / 2;
-  if (area < segment::kAheadArea0 || u.ctx != ctx || seq < u.seq + 2 * kHalf || wait::gCrowd.sleepers) return u.seq;
-  return seq - kHalf;
+// still in use waits until its readers have finished the call that used the
+// ring half a ring ago, when that call was on the same context with the same
+// readers (a run of broadcasts from one root, of gathers to one root): the
+// next kAheadLanes / 2 claims then find their lanes free without reading, and
+// it does not poll a reader's `consumed` line while the reader rewrites it on
+// every call.  Only a call in which those readers read this rank's lane will
+// do: each of them raises `consumed` past it when it finishes it, and
+// finishing it needs nothing this rank has yet to write, as with two areas
+// (where a sender waited for its readers to finish its call before last).
+// Not with more ranks than cores: there a waiting sender sleeps, and every
+// call of its reader would wake it too early.
+uint64_t Lanes::ringTarget(uint32_t area, uint64_t seq, const Use& u) const {
+  constexpr uint32_t kHalf = segment::kAheadLanes / 2;
+  if (area < segment::kAheadArea0 || wait::gCrowd.sleepers || seq <= kHalf) return u.seq;
+  const Use& h = use_[segment::aheadArea(seq - kHalf)];
+  if (h.ctx != u.ctx || h.seq <= u.seq || h.readers != u.readers) return u.seq;
+  return h.seq;
 }
 
 int Lanes::awaitFinished(uint32_t r, uint32_t ctx, uint64_t seq) {

@@ -40,18 +40,21 @@ class Lanes {
   // Returns 0 or an error class from the wait.
   int claim(uint32_t area, uint32_t ctx, uint64_t seq) {
     Use& u = use_[area];
+    uint64_t target = 0;
     for (uint32_t r : u.readers)
-      if (doneBy(u.ctx, r) < u.seq) [[unlikely]]
-        if (int rc = awaitFinished(r, u.ctx, ringTarget(area, ctx, seq, u))) return rc;
+      if (doneBy(u.ctx, r) < u.seq) [[unlikely]] {
+        if (!target) target = ringTarget(area, seq, u);
+        if (int rc = awaitFinished(r, u.ctx, target)) return rc;
+      }
     u.ctx = ctx;
     u.seq = seq;
     u.readers.clear();
     return 0;
   }
   std::vector<uint32_t>& readers(uint32_t area) { return use_[area].readers; }
-  // What to wait for when area `area` is not free yet (lanes.cc): the last
-  // use's sequence number, or past it for a lane of the broadcast ring.
-  static uint64_t ringTarget(uint32_t area, uint32_t ctx, uint64_t seq, const Use& u);
+  // What to wait for when area `area`, last used as `u`, is not free yet for
+  // operation `seq` (lanes.cc): u.seq, or a later use of the broadcast ring.
+  uint64_t ringTarget(uint32_t area, uint64_t seq, const Use& u) const;
   const Use& use(uint32_t area) const { return use_[area]; }
 
   // The last operation on `ctx` that world rank r is known to have finished.
