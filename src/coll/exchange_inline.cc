@@ -23,9 +23,7 @@ int inlineBegin(Team& team, const transport::Pairs& a, uint64_t aheadCap, Inline
   r->tag = segment::laneTag(r->seq, team.lines);
   r->area = static_cast<uint32_t>(r->seq & 1);
   r->laneBytes = a.broadcast ? seg.laneAreaBytes() : seg.laneBytes(n);
-  r->sendStride = r->laneBytes;
   if (a.ahead) {  // (the broadcast ring: exchange_inline.h)
-    r->watchAhead = true;
     // One lane to write (a broadcast's, or a lane to one peer) that fits: in the ring.
     uint32_t to = 0, count = 0;
     transport::forSends(a, n, team.rank, [&](uint32_t p) {
@@ -35,7 +33,6 @@ int inlineBegin(Team& team, const transport::Pairs& a, uint64_t aheadCap, Inline
     const bool one = count == 1 || (a.broadcast && count > 0);
     if (one && !a.sendsParts(to) && a.send(to).bytes() <= aheadCap) {
       r->area = segment::aheadArea(r->seq);
-      r->sendStride = 0;
       r->ahead = true;
     }
   }
@@ -119,9 +116,7 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
   if (copy::hasPrefetchW()) {
     char* other = transport::laneArea(w.rank, r.ahead ? segment::aheadArea(r.seq + 1) : r.area ^ 1);
     const uint64_t lines = std::min<uint64_t>(segment::laneInlineLines(r.lastBytes), 8);
-    if (a.broadcast) {
-      for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
-    } else if (r.ahead) {
+    if (a.broadcast || r.ahead) {  // (one lane)
       for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
     } else if (walk) {
       uint32_t left = 32;

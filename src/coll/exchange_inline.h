@@ -101,7 +101,6 @@ struct InlineRun {
   uint64_t seq = 0, tag = 0;
   uint32_t area = 0;
   uint64_t laneBytes = 0;                    // distance between lanes (a whole area for broadcast)
-  uint64_t sendStride = 0;                   // ... between this rank's own lanes (0 in the ring)
   char* mine = nullptr;                      // this rank's lane area for the operation
   uint64_t lastBytes = 0;                    // bytes of the last lane written (sizes the prefetch)
   int status = 0;                            // first error: the own block's copy or a count mismatch
@@ -109,7 +108,6 @@ struct InlineRun {
   std::vector<uint32_t>* pending = nullptr;  // peers whose lanes were not written yet
   std::vector<uint32_t>* rest = nullptr;     // peers whose lanes were not inline
   bool ahead = false;                        // this rank writes its one lane into its ring
-  bool watchAhead = false;                   // peers' lanes may be in their rings (Pairs::ahead)
 };
 
 // The largest block op's inline path takes on `team` (0 when it must not
@@ -161,10 +159,10 @@ inline void putParts(InlineRun& r, char* lane, const transport::Pairs& a, uint32
 }
 
 // Peer q's lane for this operation once it is there, else null: in the lane
-// area of the operation's parity at `off`, or (Pairs::ahead) in q's ring.
-inline const segment::LaneHeader* arrived(const InlineRun& r, uint32_t q, uint64_t off) {
+// area of the operation's parity at `off`, or (`ahead`: Pairs::ahead) in q's ring.
+inline const segment::LaneHeader* arrived(const InlineRun& r, bool ahead, uint32_t q, uint64_t off) {
   const uint32_t w = r.team->members[q];
-  if (r.watchAhead) {
+  if (ahead) {
     const auto* ring = transport::peerLane(w, segment::aheadArea(r.seq), 0);
     if (ring->tag.load(std::memory_order_acquire) == r.tag) return ring;
   }
@@ -231,11 +229,12 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   if (a.broadcast) {
     detail::putLane(r, r.mine, a.send(0));
   } else {
+    const uint64_t stride = r.ahead ? 0 : r.laneBytes;  // (a ring lane holds this rank's one lane)
     transport::forSends(a, n, me, [&](uint32_t p) {
       if (a.sendsParts(p)) [[unlikely]]
-        detail::putParts(r, r.mine + p * r.sendStride, a, p);
+        detail::putParts(r, r.mine + p * stride, a, p);
       else
-        detail::putLane(r, r.mine + p * r.sendStride, a.send(p));
+        detail::putLane(r, r.mine + p * stride, a.send(p));
       return 0;
     });
   }
@@ -259,7 +258,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   const uint64_t off = a.broadcast ? 0 : me * r.laneBytes;
   SHMCOLL_CHECK(transport::forReceives(a, n, me, [&](uint32_t q) {
     if (!a.receivesFrom(q)) return 0;  // (sparse pairs; transport::Pairs::skipEmpty)
-    const segment::LaneHeader* lane = detail::arrived(r, q, off);
+    const segment::LaneHeader* lane = detail::arrived(r, a.ahead, q, off);
     if (!lane) {
       r.pending->push_back(q);
       return 0;
@@ -280,8 +279,8 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
     }
     for (uint32_t q : *r.pending) {
       const segment::LaneHeader* lane = nullptr;
-      SHMCOLL_CHECK(
-          wait::waitUntil(transport::world().self(), [&] { return (lane = detail::arrived(r, q, off)) != nullptr; }));
+      SHMCOLL_CHECK(wait::waitUntil(transport::world().self(),
+                                    [&] { return (lane = detail::arrived(r, a.ahead, q, off)) != nullptr; }));
       SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));
     }
   }

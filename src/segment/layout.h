@@ -216,10 +216,11 @@ constexpr uint64_t kLaneKinds = kLaneInline | kLanePull | kLaneParts;
 constexpr size_t kMinLaneArea = 64 * 1024;
 // The broadcast ring.  Behind its two lane areas a rank owns kAheadLanes
 // small lanes of kAheadLaneBytes, lane areas 2 to kAheadLanes + 1 to the
-// code that reuses areas (transport/lanes.h).  The root of a small
-// MPI_Bcast writes operation seq's block into lane 2 + seq % kAheadLanes,
-// so it may run up to kAheadLanes calls ahead of its slowest reader instead
-// of one (coll/exchange_inline.h, "The broadcast ring").
+// code that reuses areas (transport/lanes.h).  A rank that writes one small
+// lane in a rooted collective (the root of MPI_Bcast, the others of a gather
+// or reduce) writes operation seq's into lane 2 + seq % kAheadLanes, so it
+// may run up to kAheadLanes calls ahead of its reader instead of one
+// (coll/exchange_inline.h, "The broadcast ring").
 constexpr uint32_t kAheadLanes = 16;
 constexpr size_t kAheadLaneBytes = 512;
 constexpr uint32_t kAheadArea0 = 2;

@@ -331,10 +331,16 @@ class Round {
 
   bool consumerDone() const { return sc_.from.empty(); }
 
+  // The lane of sender f to look at: its ring lane once that carries this
+  // operation's tag (Pairs::ahead), else the area's.
+  const LaneHeader* current(const From& f) const {
+    return f.ring && f.ring->tag.load(std::memory_order_acquire) == tag_ ? f.ring : f.lane;
+  }
+
   bool ready(const From& f) const {
     if (f.stage == kWaitLane) {
-      if (f.ring && f.ring->tag.load(std::memory_order_acquire) == tag_) return laneComplete(f.ring, tag_);
-      return f.lane->tag.load(std::memory_order_acquire) == tag_ && laneComplete(f.lane, tag_);
+      const LaneHeader* l = current(f);
+      return l->tag.load(std::memory_order_acquire) == tag_ && laneComplete(l, tag_);
     }
     return chunkReady(g_.members[f.teamRank], f.chunk, seq_, ctx_);
   }
@@ -381,7 +387,7 @@ class Round {
     const uint32_t q = g_.members[f.teamRank];
     while (ready(f)) {
       if (f.stage == kWaitLane) {
-        if (f.ring && f.ring->tag.load(std::memory_order_acquire) == tag_) f.lane = f.ring;  // (always inline)
+        f.lane = current(f);  // (a ring lane is always inline)
         lanes_.noteEntered(ctx_, q, seq_);
         const uint64_t raw = f.lane->bytes;
         const uint64_t bytes = raw & ~segment::kLaneKinds;
