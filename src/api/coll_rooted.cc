@@ -124,7 +124,10 @@ int rooted(Call& call, coll::Op op, const C* counts, const D* displs, const BufA
     return runInter(call, c, a, plan);
   }
   a.allPairs = false;
-  a.ahead = kGather;  // a non-root's one lane may go in its broadcast ring (transport::Pairs::ahead)
+  // A non-root's one lane of a gather may go in its broadcast ring, and the
+  // lanes of a scatter's root in pieces of its ring lane (transport::Pairs::ahead).
+  a.ahead = kGather || segment::aheadSplitBytes(n - 1) != 0;
+  a.aheadSplit = !kGather;
   a.root = static_cast<uint32_t>(rootRank);
   a.me = c->team.rank;
   const bool inPlace = leaf.buf == MPI_IN_PLACE;

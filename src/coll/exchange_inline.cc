@@ -23,17 +23,33 @@ int inlineBegin(Team& team, const transport::Pairs& a, uint64_t aheadCap, Inline
   r->tag = segment::laneTag(r->seq, team.lines);
   r->area = static_cast<uint32_t>(r->seq & 1);
   r->laneBytes = a.broadcast ? seg.laneAreaBytes() : seg.laneBytes(n);
-  if (a.ahead) {  // (the broadcast ring: exchange_inline.h)
-    // One lane to write (a broadcast's, or a lane to one peer) that fits: in the ring.
-    uint32_t to = 0, count = 0;
-    transport::forSends(a, n, team.rank, [&](uint32_t p) {
-      to = p;
-      return ++count > 1 ? 1 : 0;
-    });
-    const bool one = count == 1 || (a.broadcast && count > 0);
-    if (one && !a.sendsParts(to) && a.send(to).bytes() <= aheadCap) {
-      r->area = segment::aheadArea(r->seq);
-      r->ahead = true;
+  if (a.ahead && aheadCap) {  // (the broadcast ring: exchange_inline.h)
+    if (a.aheadSplit) {
+      // A lane to each other member, each fitting its piece of the ring lane.
+      const uint64_t piece = segment::aheadSplitBytes(n - 1);
+      const uint64_t cap = std::min(aheadCap, segment::laneInlineCapacity(piece));
+      uint32_t count = 0;
+      const bool fits = piece && !transport::forSends(a, n, team.rank, [&](uint32_t p) {
+                          ++count;
+                          return a.sendsParts(p) || a.send(p).bytes() > cap ? 1 : 0;
+                        });
+      if (fits && count == n - 1) {
+        r->area = segment::aheadArea(r->seq);
+        r->ahead = true;
+        r->ringStride = piece;
+      }
+    } else {
+      // One lane to write (a broadcast's, or a lane to one peer) that fits: in the ring.
+      uint32_t to = 0, count = 0;
+      transport::forSends(a, n, team.rank, [&](uint32_t p) {
+        to = p;
+        return ++count > 1 ? 1 : 0;
+      });
+      const bool one = count == 1 || (a.broadcast && count > 0);
+      if (one && !a.sendsParts(to) && a.send(to).bytes() <= aheadCap) {
+        r->area = segment::aheadArea(r->seq);
+        r->ahead = true;
+      }
     }
   }
   r->mine = transport::laneArea(transport::world().rank, r->area);
@@ -116,7 +132,11 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
   if (copy::hasPrefetchW()) {
     char* other = transport::laneArea(w.rank, r.ahead ? segment::aheadArea(r.seq + 1) : r.area ^ 1);
     const uint64_t lines = std::min<uint64_t>(segment::laneInlineLines(r.lastBytes), 8);
-    if (a.broadcast || r.ahead) {  // (one lane)
+    if (r.ringStride) {  // (a split ring lane: as many lines of each piece)
+      const uint64_t each = std::min(lines, r.ringStride / 64);
+      for (uint64_t at = 0; at < segment::kAheadLaneBytes; at += r.ringStride)
+        for (uint64_t l = 0; l < each; ++l) copy::prefetchW(other + at + l * 64);
+    } else if (a.broadcast || r.ahead) {  // (one lane)
       for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
     } else if (walk) {
       uint32_t left = 32;

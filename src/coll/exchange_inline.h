@@ -51,7 +51,11 @@
 // MPI_Reduce (transport::Pairs::ahead).  Such a rank, when it writes one lane
 // of at most 496 bytes, writes it into lane seq % 16 of its ring
 // (segment::aheadArea), which it may rewrite once that lane's readers have
-// finished call seq - 16 (the claim, as for an area).  Readers look in the
+// finished call seq - 16 (the claim, as for an area).  MPI_Scatter's root
+// writes a lane to each of up to 8 readers: it splits the ring lane among
+// them (Pairs::aheadSplit: 256 bytes each for 2 readers, 128 for 3 or 4, 64
+// for 5 to 8; segment::aheadSplitBytes) when every block fits its piece, and
+// each reader knows its piece from its rank and the root's.  Readers look in the
 // sender's ring lane and in the parity area's lane (a sender whose block did
 // not fit, or with SHMCOLL_RUN_AHEAD=0, uses the area), whichever carries the
 // call's tag.  With more ranks than cores this is what counts: a root that
@@ -107,7 +111,12 @@ struct InlineRun {
   std::string reason;                        // ... and why
   std::vector<uint32_t>* pending = nullptr;  // peers whose lanes were not written yet
   std::vector<uint32_t>* rest = nullptr;     // peers whose lanes were not inline
-  bool ahead = false;                        // this rank writes its one lane into its ring
+  bool ahead = false;                        // this rank writes its lanes into its ring
+  uint64_t ringStride = 0;                   // ... split among its readers (Pairs::aheadSplit), this far apart
+  // This rank's lane to group rank p.
+  char* laneTo(uint32_t p, uint32_t me) const {
+    return ahead ? mine + (p < me ? p : p - 1) * ringStride : mine + p * laneBytes;
+  }
 };
 
 // The largest block op's inline path takes on `team` (0 when it must not
@@ -159,11 +168,11 @@ inline void putParts(InlineRun& r, char* lane, const transport::Pairs& a, uint32
 }
 
 // Peer q's lane for this operation once it is there, else null: in the lane
-// area of the operation's parity at `off`, or (`ahead`: Pairs::ahead) in q's ring.
-inline const segment::LaneHeader* arrived(const InlineRun& r, bool ahead, uint32_t q, uint64_t off) {
+// area of the operation's parity at `off`, or (Pairs::ahead) in q's ring.
+inline const segment::LaneHeader* arrived(const InlineRun& r, const transport::Pairs& a, uint32_t q, uint64_t off) {
   const uint32_t w = r.team->members[q];
-  if (ahead) {
-    const auto* ring = transport::peerLane(w, segment::aheadArea(r.seq), 0);
+  if (a.ahead) {
+    const auto* ring = transport::peerLane(w, segment::aheadArea(r.seq), a.ringOffset(q, r.team->rank, r.team->size()));
     if (ring->tag.load(std::memory_order_acquire) == r.tag) return ring;
   }
   const auto* lane = transport::peerLane(w, r.area, off);
@@ -229,12 +238,11 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   if (a.broadcast) {
     detail::putLane(r, r.mine, a.send(0));
   } else {
-    const uint64_t stride = r.ahead ? 0 : r.laneBytes;  // (a ring lane holds this rank's one lane)
     transport::forSends(a, n, me, [&](uint32_t p) {
       if (a.sendsParts(p)) [[unlikely]]
-        detail::putParts(r, r.mine + p * stride, a, p);
+        detail::putParts(r, r.laneTo(p, me), a, p);
       else
-        detail::putLane(r, r.mine + p * stride, a.send(p));
+        detail::putLane(r, r.laneTo(p, me), a.send(p));
       return 0;
     });
   }
@@ -258,7 +266,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   const uint64_t off = a.broadcast ? 0 : me * r.laneBytes;
   SHMCOLL_CHECK(transport::forReceives(a, n, me, [&](uint32_t q) {
     if (!a.receivesFrom(q)) return 0;  // (sparse pairs; transport::Pairs::skipEmpty)
-    const segment::LaneHeader* lane = detail::arrived(r, a.ahead, q, off);
+    const segment::LaneHeader* lane = detail::arrived(r, a, q, off);
     if (!lane) {
       r.pending->push_back(q);
       return 0;
@@ -280,7 +288,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
     for (uint32_t q : *r.pending) {
       const segment::LaneHeader* lane = nullptr;
       SHMCOLL_CHECK(wait::waitUntil(transport::world().self(),
-                                    [&] { return (lane = detail::arrived(r, a.ahead, q, off)) != nullptr; }));
+                                    [&] { return (lane = detail::arrived(r, a, q, off)) != nullptr; }));
       SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));
     }
   }

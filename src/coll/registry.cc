@@ -292,7 +292,8 @@ void fillInlineGate(Team& team, Op op) {
   g.open = !off && !toBruck;
   g.cap[0] = !g.open ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneBytes(team.size())));
   g.cap[1] = !g.open ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneAreaBytes()));
-  const bool rooted = op == Op::kBcast || op == Op::kGather || op == Op::kGatherv || op == Op::kReduce;
+  const bool rooted = op == Op::kBcast || op == Op::kGather || op == Op::kGatherv || op == Op::kReduce ||
+                      op == Op::kScatter || op == Op::kScatterv;
   g.ahead = g.open && rooted && settings::flag(settings::Id::kRunAhead)
                 ? std::min<uint64_t>(g.cap[1], segment::laneInlineCapacity(segment::kAheadLaneBytes))
                 : 0;

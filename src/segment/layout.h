@@ -218,13 +218,29 @@ constexpr size_t kMinLaneArea = 64 * 1024;
 // small lanes of kAheadLaneBytes, lane areas 2 to kAheadLanes + 1 to the
 // code that reuses areas (transport/lanes.h).  A rank that writes one small
 // lane in a rooted collective (the root of MPI_Bcast, the others of a gather
-// or reduce) writes operation seq's into lane 2 + seq % kAheadLanes, so it
+// or reduce; MPI_Scatter's root, one piece of the lane per reader) writes
+// operation seq's into lane 2 + seq % kAheadLanes, so it
 // may run up to kAheadLanes calls ahead of its reader instead of one
 // (coll/exchange_inline.h, "The broadcast ring").
 constexpr uint32_t kAheadLanes = 16;
 constexpr size_t kAheadLaneBytes = 512;
 constexpr uint32_t kAheadArea0 = 2;
 constexpr uint32_t aheadArea(uint64_t seq) { return kAheadArea0 + static_cast<uint32_t>(seq % kAheadLanes); }
+// A ring lane split among a sender's `readers` (MPI_Scatter's root writes a
+// block for each): reader i of them, in rank order without the sender, reads
+// at i * aheadSplitBytes(readers).  A power of two of whole lines; 0 when the
+// readers do not fit a line each.
+constexpr uint64_t aheadSplitBytes(uint32_t readers) {
+  uint64_t b = kAheadLaneBytes;
+  while (readers > 1 && b >= kLine) {
+    b /= 2;
+    readers = (readers + 1) / 2;
+  }
+  return readers == 1 && b >= kLine ? b : 0;
+}
+static_assert(aheadSplitBytes(1) == 512 && aheadSplitBytes(2) == 256 && aheadSplitBytes(3) == 128 &&
+              aheadSplitBytes(4) == 128 && aheadSplitBytes(5) == 64 && aheadSplitBytes(8) == 64 &&
+              aheadSplitBytes(9) == 0);
 // Sequence numbers start at 1 and context ids are < 256, so (seq << 8) | ctx
 // is never 0 and names one operation of the job.  The tag is that number
 // scrambled by a bijection that keeps 0 at 0 (the 64-bit finalizer of

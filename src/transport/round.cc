@@ -324,7 +324,7 @@ class Round {
       if (!a_.allPairs && !a_.receives(q)) return 0;
       std::vector<From>& list = a_.skipEmpty && a_.recv(q).bytes() == 0 ? sc_.skipped : sc_.from;
       list.push_back({q, kWaitLane, peerLane(g_.members[q], area_, off), 0, 0, 0, 0, {}, false, {}});
-      if (a_.ahead) list.back().ring = peerLane(g_.members[q], segment::aheadArea(seq_), 0);
+      if (a_.ahead) list.back().ring = peerLane(g_.members[q], segment::aheadArea(seq_), a_.ringOffset(q, me_, n));
       return 0;
     });
   }

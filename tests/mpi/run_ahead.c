@@ -1,12 +1,16 @@
 /*
  * run_ahead.c -- small rooted collectives back to back, the senders running
- * ahead of their readers: MPI_Bcast, MPI_Gather, MPI_Gatherv, MPI_Reduce.
+ * ahead of their readers: MPI_Bcast, MPI_Gather, MPI_Gatherv, MPI_Reduce,
+ * MPI_Scatter, MPI_Scatterv.
  *
  * In shmcoll a rank that writes one small lane in a rooted collective (the
  * root of a broadcast, every other rank of a gather or reduce; at most 496
  * bytes) writes it into one of 16 lanes of its ring in turn, so it may return
  * from up to 16 calls before its reader has read the first; a lane is reused
- * once every reader has finished the call that last used it.  What that
+ * once every reader has finished the call that last used it.  The root of a
+ * scatter splits a ring lane among its readers (up to 8 of them: 256 bytes
+ * each for 2 readers, 128 for 3 or 4, 64 for 5 to 8), when every block fits
+ * its piece (216, 104 or 48 bytes).  What that
  * could break: a lane rewritten before a slow reader read it (it would get a
  * later call's bytes), a reader taking a lane of another communicator's call,
  * a block at the edge of the lane's room, a derived type packed into it, a
@@ -15,16 +19,17 @@
  *
  *  1. runs of `iters` calls from one root, then from the next, cycling over
  *     the four operations and over sizes at the edges of the inline lane
- *     formats (0, 1, 48, 49, 104, 105, 440, 441, 496, 497, 1000 and 4096
- *     bytes), while readers fall behind now and then (one rank, a different
+ *     formats and the scatter's pieces (0, 1, 48, 49, 104, 105, 216, 217,
+ *     440, 441, 496, 497, 1000 and 4096 bytes), while readers fall behind now and then (one rank, a different
  *     one each time, sleeps);
  *  2. three communicators (MPI_COMM_WORLD, a duplicate, a split in reverse
  *     order) in a random interleaving, random operations, roots and sizes,
  *     with an MPI_Allreduce between some calls;
  *  3. a vector type with holes as a broadcast's buffer (the holes must stay
  *     untouched);
- *  4. (shmcoll only) erroneous counts, broadcast and gather: one side sends 8
- *     bytes where the other posts 600 or 100000, or 600 where it posts 8.
+ *  4. (shmcoll only) erroneous counts, broadcast, gather and scatter: one
+ *     side sends 8 bytes where the other posts 40, 600 or 100000, or 40 or
+ *     600 where it posts 8.
  *     Every rank returns; a reader gets MPI_ERR_COUNT (fewer bytes) or
  *     MPI_ERR_TRUNCATE (more), only the common bytes, and nothing else
  *     changes; then the communicator still works.
@@ -72,15 +77,29 @@ static void check_area(const char *what, long call) {
     }
 }
 
-enum { OP_BCAST, OP_GATHER, OP_GATHERV, OP_REDUCE, NOPS };
-static const char *const opname[NOPS] = {"MPI_Bcast", "MPI_Gather", "MPI_Gatherv", "MPI_Reduce"};
+enum { OP_BCAST, OP_GATHER, OP_GATHERV, OP_REDUCE, OP_SCATTER, OP_SCATTERV, NOPS };
+static const char *const opname[NOPS] = {"MPI_Bcast",  "MPI_Gather",  "MPI_Gatherv",
+                                         "MPI_Reduce", "MPI_Scatter", "MPI_Scatterv"};
 
 /* The int a rank contributes at index i of a reduction (small: no overflow). */
 static int term(uint64_t key, int rank, int i) {
   return (int)(tu_mix(key + (uint64_t)rank * 1000003u + (uint64_t)i) % 100000u);
 }
 
-/* One checked rooted collective on `comm`: `bytes` per rank (gatherv: a
+/* The v forms' layout at the root: rank r moves (bytes + 37 r) % 500 bytes,
+ * placed in reverse rank order with 3-byte gaps.  Returns the extent. */
+static int v_layout(int n, int bytes, int *counts, int *displs) {
+  int pos = 3;
+  for (int r = n - 1; r >= 0; --r) {
+    counts[r] = (bytes + 37 * r) % 500;
+    displs[r] = pos;
+    pos += counts[r] + 3;
+  }
+  if (pos > MAXB) tu_fail("v layout too large");
+  return pos;
+}
+
+/* One checked rooted collective on `comm`: `bytes` per rank (the v forms: a
  * count of each rank's own), root `root`. */
 static void rooted(int op, MPI_Comm comm, int root, int bytes, uint64_t key, const char *what, long call) {
   int me, n;
@@ -106,22 +125,42 @@ static void rooted(int op, MPI_Comm comm, int root, int bytes, uint64_t key, con
       break;
     }
     case OP_GATHERV: {
-      /* rank r sends (bytes + 37 r) % 500 bytes; the root places them in
-       * reverse rank order with 3-byte gaps */
       int *counts = (int *)tu_malloc(sizeof(int) * n), *displs = (int *)tu_malloc(sizeof(int) * n);
-      int pos = 3;
-      for (int r = n - 1; r >= 0; --r) {
-        counts[r] = (bytes + 37 * r) % 500;
-        displs[r] = pos;
-        pos += counts[r] + 3;
-      }
-      if (pos > MAXB) tu_fail("gatherv layout too large");
+      v_layout(n, bytes, counts, displs);
       unsigned char *mine = (unsigned char *)tu_malloc((size_t)counts[me] + 1);
       tu_pattern(mine, key + (uint64_t)me, 0, (size_t)counts[me]);
       if (me == root)
         for (int r = 0; r < n; ++r) tu_pattern(want + GUARD + displs[r], key + (uint64_t)r, 0, (size_t)counts[r]);
       TU_CALL(MPI_Gatherv(mine, counts[me], MPI_BYTE, buf, counts, displs, MPI_BYTE, root, comm));
       free(mine);
+      free(counts);
+      free(displs);
+      break;
+    }
+    case OP_SCATTER: {
+      if (bytes * n > MAXB) bytes = MAXB / n;
+      unsigned char *all = NULL;
+      if (me == root) {
+        all = (unsigned char *)tu_malloc((size_t)bytes * n + 1);
+        for (int r = 0; r < n; ++r) tu_pattern(all + (size_t)r * bytes, key + (uint64_t)r, 0, (size_t)bytes);
+      }
+      tu_pattern(want + GUARD, key + (uint64_t)me, 0, (size_t)bytes);
+      TU_CALL(MPI_Scatter(all, bytes, MPI_BYTE, buf, bytes, MPI_BYTE, root, comm));
+      free(all);
+      break;
+    }
+    case OP_SCATTERV: {
+      int *counts = (int *)tu_malloc(sizeof(int) * n), *displs = (int *)tu_malloc(sizeof(int) * n);
+      const int extent = v_layout(n, bytes, counts, displs);
+      unsigned char *all = NULL;
+      if (me == root) {
+        all = (unsigned char *)tu_malloc((size_t)extent);
+        memset(all, 0xEE, (size_t)extent);
+        for (int r = 0; r < n; ++r) tu_pattern(all + displs[r], key + (uint64_t)r, 0, (size_t)counts[r]);
+      }
+      tu_pattern(want + GUARD, key + (uint64_t)me, 0, (size_t)counts[me]);
+      TU_CALL(MPI_Scatterv(all, counts, displs, MPI_BYTE, buf, counts[me], MPI_BYTE, root, comm));
+      free(all);
       free(counts);
       free(displs);
       break;
@@ -153,7 +192,7 @@ static void nap(uint64_t us) {
 
 /* 1: runs from one root at a time, readers falling behind. */
 static void runs(long iters, uint64_t seed) {
-  static const int sizes[] = {0, 1, 48, 49, 104, 105, 440, 441, 496, 497, 1000, 4096};
+  static const int sizes[] = {0, 1, 48, 49, 104, 105, 216, 217, 440, 441, 496, 497, 1000, 4096};
   const int ns = (int)(sizeof sizes / sizeof sizes[0]);
   uint64_t s = seed;
   for (int root = 0; root < tu_size; ++root)
@@ -279,6 +318,36 @@ static void disagree(uint64_t seed) {
                 g[c].posted, cls, expect);
       check_area("gather disagree", c);
       rooted(OP_GATHER, MPI_COMM_WORLD, root, 40, key + 3, "after gather disagree", c);
+    }
+  /* scatter: the root sends S bytes to each rank, the others post P (S of 8
+   * and 40 fit the pieces of the root's ring lane, 600 does not) */
+  struct {
+    int sent, posted, cls;
+  } sc[] = {{8, 600, MPI_ERR_COUNT}, {8, 40, MPI_ERR_COUNT}, {40, 8, MPI_ERR_TRUNCATE}, {600, 8, MPI_ERR_TRUNCATE}};
+  for (int c = 0; c < 4; ++c)
+    for (int root = 0; root < tu_size; ++root) {
+      const uint64_t key = tu_key(root, c, (unsigned)seed ^ 0x3cu);
+      const int posted = tu_rank == root ? sc[c].sent : sc[c].posted,
+                common = sc[c].sent < sc[c].posted ? sc[c].sent : sc[c].posted;
+      unsigned char *all = NULL;
+      if (tu_rank == root) {
+        all = (unsigned char *)tu_malloc((size_t)sc[c].sent * tu_size);
+        for (int r = 0; r < tu_size; ++r)
+          tu_pattern(all + (size_t)r * sc[c].sent, key + (uint64_t)r, 0, (size_t)sc[c].sent);
+      }
+      fill_sentinel();
+      memcpy(want, area, MAXB + 2 * GUARD);
+      tu_pattern(want + GUARD, key + (uint64_t)tu_rank, 0, (size_t)(tu_rank == root ? sc[c].sent : common));
+      const int rc = MPI_Scatter(all, sc[c].sent, MPI_BYTE, area + GUARD, posted, MPI_BYTE, root, MPI_COMM_WORLD);
+      free(all);
+      int cls = MPI_SUCCESS;
+      if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+      const int expect = tu_rank != root ? sc[c].cls : MPI_SUCCESS;
+      if (cls != expect)
+        tu_fail("scatter disagree %d (root %d, %d bytes sent, %d posted): class %d, expected %d", c, root, sc[c].sent,
+                posted, cls, expect);
+      check_area("scatter disagree", c);
+      rooted(OP_SCATTER, MPI_COMM_WORLD, root, 40, key + 3, "after scatter disagree", c);
     }
 }
 #endif
