@@ -132,9 +132,9 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
   if (copy::hasPrefetchW()) {
     char* other = transport::laneArea(w.rank, r.ahead ? segment::aheadArea(r.seq + 1) : r.area ^ 1);
     const uint64_t lines = std::min<uint64_t>(segment::laneInlineLines(r.lastBytes), 8);
-    if (r.ringStride) {  // (a split ring lane: as many lines of each piece)
+    if (r.ringStride) {  // (a split ring lane: as many lines of each reader's piece)
       const uint64_t each = std::min(lines, r.ringStride / 64);
-      for (uint64_t at = 0; at < segment::kAheadLaneBytes; at += r.ringStride)
+      for (uint64_t at = 0; at < (n - 1) * r.ringStride; at += r.ringStride)
         for (uint64_t l = 0; l < each; ++l) copy::prefetchW(other + at + l * 64);
     } else if (a.broadcast || r.ahead) {  // (one lane)
       for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);

@@ -17,7 +17,7 @@
 // rounded up to 4 KiB, plus the rank's MPI_Alloc_mem heap (default 2 MiB),
 // where laneArea(N) = max(64 KiB, 64 N) rounded up to 4 KiB and
 // slotAckBytes(N) = N bits rounded up to 64 bytes.  With the default
-// 64 KiB slots and no heap that is 556 KiB per rank at N = 2 and at
+// 64 KiB slots and no heap that is 564 KiB per rank at N = 2 and at
 // N = 1024.  Communicators cost nothing here beyond their line set
 // (kCtxBytes), and only kMaxContexts of them have one (runtime/ids.h).
 //
@@ -37,7 +37,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 10;                   // 10: the broadcast ring (9: threadMultiple)
+constexpr uint32_t kVersion = 11;                   // 11: 1 KiB ring lanes (10: the ring; 9: threadMultiple)
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;           // line sets (CtxLines) per rank: communicators that have one
@@ -223,24 +223,17 @@ constexpr size_t kMinLaneArea = 64 * 1024;
 // may run up to kAheadLanes calls ahead of its reader instead of one
 // (coll/exchange_inline.h, "The broadcast ring").
 constexpr uint32_t kAheadLanes = 16;
-constexpr size_t kAheadLaneBytes = 512;
+constexpr size_t kAheadLaneBytes = 1024;
 constexpr uint32_t kAheadArea0 = 2;
 constexpr uint32_t aheadArea(uint64_t seq) { return kAheadArea0 + static_cast<uint32_t>(seq % kAheadLanes); }
 // A ring lane split among a sender's `readers` (MPI_Scatter's root writes a
 // block for each): reader i of them, in rank order without the sender, reads
-// at i * aheadSplitBytes(readers).  A power of two of whole lines; 0 when the
-// readers do not fit a line each.
-constexpr uint64_t aheadSplitBytes(uint32_t readers) {
-  uint64_t b = kAheadLaneBytes;
-  while (readers > 1 && b >= kLine) {
-    b /= 2;
-    readers = (readers + 1) / 2;
-  }
-  return readers == 1 && b >= kLine ? b : 0;
-}
-static_assert(aheadSplitBytes(1) == 512 && aheadSplitBytes(2) == 256 && aheadSplitBytes(3) == 128 &&
-              aheadSplitBytes(4) == 128 && aheadSplitBytes(5) == 64 && aheadSplitBytes(8) == 64 &&
-              aheadSplitBytes(9) == 0);
+// at i * aheadSplitBytes(readers), whole lines each; 0 when the readers do
+// not fit a line each.
+constexpr uint64_t aheadSplitBytes(uint32_t readers) { return readers ? kAheadLaneBytes / kLine / readers * kLine : 0; }
+static_assert(aheadSplitBytes(1) == 1024 && aheadSplitBytes(2) == 512 && aheadSplitBytes(3) == 320 &&
+              aheadSplitBytes(4) == 256 && aheadSplitBytes(5) == 192 && aheadSplitBytes(7) == 128 &&
+              aheadSplitBytes(16) == 64 && aheadSplitBytes(17) == 0);
 // Sequence numbers start at 1 and context ids are < 256, so (seq << 8) | ctx
 // is never 0 and names one operation of the job.  The tag is that number
 // scrambled by a bijection that keeps 0 at 0 (the 64-bit finalizer of

@@ -4,13 +4,14 @@
  * MPI_Scatter, MPI_Scatterv.
  *
  * In shmcoll a rank that writes one small lane in a rooted collective (the
- * root of a broadcast, every other rank of a gather or reduce; at most 496
+ * root of a broadcast, every other rank of a gather or reduce; at most 1008
  * bytes) writes it into one of 16 lanes of its ring in turn, so it may return
  * from up to 16 calls before its reader has read the first; a lane is reused
  * once every reader has finished the call that last used it.  The root of a
- * scatter splits a ring lane among its readers (up to 8 of them: 256 bytes
- * each for 2 readers, 128 for 3 or 4, 64 for 5 to 8), when every block fits
- * its piece (216, 104 or 48 bytes).  What that
+ * scatter splits the 16 lines of a ring lane among its readers (up to 16 of
+ * them: 8 lines each for 2 readers, 5 for 3, 4 for 4, 3 for 5, 2 for 6 to 8,
+ * 1 for 9 to 16), when every block fits its piece (496, 272, 216, 160, 104 or
+ * 48 bytes).  What that
  * could break: a lane rewritten before a slow reader read it (it would get a
  * later call's bytes), a reader taking a lane of another communicator's call,
  * a block at the edge of the lane's room, a derived type packed into it, a
@@ -19,8 +20,8 @@
  *
  *  1. runs of `iters` calls from one root, then from the next, cycling over
  *     the four operations and over sizes at the edges of the inline lane
- *     formats and the scatter's pieces (0, 1, 48, 49, 104, 105, 216, 217,
- *     440, 441, 496, 497, 1000 and 4096 bytes), while readers fall behind now and then (one rank, a different
+ *     formats and the scatter's pieces (0, 1, 48, 49, 104, 105, 160, 161,
+ *     216, 217, 272, 273, 440, 441, 496, 497, 1008, 1009 and 4096 bytes), while readers fall behind now and then (one rank, a different
  *     one each time, sleeps);
  *  2. three communicators (MPI_COMM_WORLD, a duplicate, a split in reverse
  *     order) in a random interleaving, random operations, roots and sizes,
@@ -28,8 +29,8 @@
  *  3. a vector type with holes as a broadcast's buffer (the holes must stay
  *     untouched);
  *  4. (shmcoll only) erroneous counts, broadcast, gather and scatter: one
- *     side sends 8 bytes where the other posts 40, 600 or 100000, or 40 or
- *     600 where it posts 8.
+ *     side sends 8 bytes where the other posts 40, 1200 or 100000, or 40 or
+ *     1200 where it posts 8.
  *     Every rank returns; a reader gets MPI_ERR_COUNT (fewer bytes) or
  *     MPI_ERR_TRUNCATE (more), only the common bytes, and nothing else
  *     changes; then the communicator still works.
@@ -192,7 +193,7 @@ static void nap(uint64_t us) {
 
 /* 1: runs from one root at a time, readers falling behind. */
 static void runs(long iters, uint64_t seed) {
-  static const int sizes[] = {0, 1, 48, 49, 104, 105, 216, 217, 440, 441, 496, 497, 1000, 4096};
+  static const int sizes[] = {0, 1, 48, 49, 104, 105, 160, 161, 216, 217, 272, 273, 440, 441, 496, 497, 1008, 1009, 4096};
   const int ns = (int)(sizeof sizes / sizeof sizes[0]);
   uint64_t s = seed;
   for (int root = 0; root < tu_size; ++root)
@@ -218,7 +219,7 @@ static void interleaved(long iters, uint64_t seed) {
     int n;
     TU_CALL(MPI_Comm_size(c, &n));
     const int root = (int)((r >> 4) % (uint64_t)n);
-    const int bytes = (r >> 12) % 16 == 0 ? (int)((r >> 20) % 3000) : (int)((r >> 20) % 497);
+    const int bytes = (r >> 12) % 16 == 0 ? (int)((r >> 20) % 3000) : (int)((r >> 20) % 1010);
     /* (the split's halves draw the same numbers, so each half agrees on its calls) */
     rooted((int)((r >> 50) % NOPS), c, root, bytes, tu_key(root, (int)i, (unsigned)(seed + (r % 3))), "interleaved", i);
     if ((r >> 32) % 5 == 0) {
@@ -265,8 +266,11 @@ static void holes(long iters, uint64_t seed) {
 static void disagree(uint64_t seed) {
   struct {
     int rootBytes, readerBytes, cls;
-  } cases[] = {{8, 600, MPI_ERR_COUNT}, {8, 100000, MPI_ERR_COUNT}, {600, 8, MPI_ERR_TRUNCATE}};
-  for (int c = 0; c < 3; ++c)
+  } cases[] = {{8, 600, MPI_ERR_COUNT},
+               {8, 100000, MPI_ERR_COUNT},
+               {600, 8, MPI_ERR_TRUNCATE},
+               {1200, 8, MPI_ERR_TRUNCATE}}; /* (600 fits the ring lane, 1200 does not) */
+  for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); ++c)
     for (int root = 0; root < tu_size; ++root) {
       const int mine = tu_rank == root ? cases[c].rootBytes : cases[c].readerBytes;
       const int common = cases[c].rootBytes < cases[c].readerBytes ? cases[c].rootBytes : cases[c].readerBytes;
@@ -294,8 +298,8 @@ static void disagree(uint64_t seed) {
   /* gather: the others send S bytes each where the root posts P per rank */
   struct {
     int sent, posted, cls;
-  } g[] = {{8, 600, MPI_ERR_COUNT}, {600, 8, MPI_ERR_TRUNCATE}};
-  for (int c = 0; c < 2; ++c)
+  } g[] = {{8, 600, MPI_ERR_COUNT}, {600, 8, MPI_ERR_TRUNCATE}, {1200, 8, MPI_ERR_TRUNCATE}};
+  for (int c = 0; c < (int)(sizeof g / sizeof g[0]); ++c)
     for (int root = 0; root < tu_size; ++root) {
       const uint64_t key = tu_key(root, c, (unsigned)seed ^ 0x5bu);
       const int sent = tu_rank == root ? g[c].posted : g[c].sent,
@@ -320,11 +324,11 @@ static void disagree(uint64_t seed) {
       rooted(OP_GATHER, MPI_COMM_WORLD, root, 40, key + 3, "after gather disagree", c);
     }
   /* scatter: the root sends S bytes to each rank, the others post P (S of 8
-   * and 40 fit the pieces of the root's ring lane, 600 does not) */
+   * and 40 fit the pieces of the root's ring lane, 600 only with one reader) */
   struct {
     int sent, posted, cls;
   } sc[] = {{8, 600, MPI_ERR_COUNT}, {8, 40, MPI_ERR_COUNT}, {40, 8, MPI_ERR_TRUNCATE}, {600, 8, MPI_ERR_TRUNCATE}};
-  for (int c = 0; c < 4; ++c)
+  for (int c = 0; c < (int)(sizeof sc / sizeof sc[0]); ++c)
     for (int root = 0; root < tu_size; ++root) {
       const uint64_t key = tu_key(root, c, (unsigned)seed ^ 0x3cu);
       const int posted = tu_rank == root ? sc[c].sent : sc[c].posted,
