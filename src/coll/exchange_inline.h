@@ -49,9 +49,9 @@
 // A rooted collective's senders can do better, because they wait for nobody:
 // the root of an MPI_Bcast, the other ranks of an MPI_Gather(v) or
 // MPI_Reduce (transport::Pairs::ahead).  Such a rank, when it writes one lane
-// of at most 1008 bytes, writes it into lane seq % 16 of its ring
+// of at most 1008 bytes, writes it into lane seq % 64 of its ring
 // (segment::aheadArea), which it may rewrite once that lane's readers have
-// finished call seq - 16 (the claim, as for an area).  MPI_Scatter's root
+// finished call seq - 64 (the claim, as for an area).  MPI_Scatter's root
 // writes a lane to each of up to 16 readers: it splits the ring lane's 16
 // lines among them (Pairs::aheadSplit, segment::aheadSplitBytes: 8 lines
 // each for 2 readers, 5 for 3, 4 for 4, ..., 1 for 9 to 16) when every block
@@ -60,10 +60,11 @@
 // sender's ring lane and in the parity area's lane (a sender whose block did
 // not fit, or with SHMCOLL_RUN_AHEAD=0, uses the area), whichever carries the
 // call's tag.  With more ranks than cores this is what counts: a root that
-// returns from 16 broadcasts in its time slice lets each reader take all 16
-// in its own, where before every call cost a round of context switches (at 8
-// ranks on 2 cores an 8-byte broadcast back to back went from 22-25 to 3-4.5
-// us; docs/PERFORMANCE.md).
+// returns from many broadcasts in its time slice lets each reader take them
+// all in its own, where before every call cost a round of context switches
+// (at 8 ranks on 2 cores an 8-byte broadcast back to back went from 22-25 us
+// with two areas to 3-4.5 with a ring of 16 lanes and 1.1-1.3 with 64; 32
+// lanes gave 1.7-3.8, 128 gave 2.3-2.4: docs/PERFORMANCE.md).
 //
 // Chosen (registered as "inline") whenever every block this rank sends fits
 // (SHMCOLL_INLINE_MAX, capped by the lane), on intracommunicators, in blocking

@@ -17,7 +17,7 @@
 // rounded up to 4 KiB, plus the rank's MPI_Alloc_mem heap (default 2 MiB),
 // where laneArea(N) = max(64 KiB, 64 N) rounded up to 4 KiB and
 // slotAckBytes(N) = N bits rounded up to 64 bytes.  With the default
-// 64 KiB slots and no heap that is 564 KiB per rank at N = 2 and at
+// 64 KiB slots and no heap that is 612 KiB per rank at N = 2 and at
 // N = 1024.  Communicators cost nothing here beyond their line set
 // (kCtxBytes), and only kMaxContexts of them have one (runtime/ids.h).
 //
@@ -37,7 +37,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 11;                   // 11: 1 KiB ring lanes (10: the ring; 9: threadMultiple)
+constexpr uint32_t kVersion = 11;                   // 11: 64 ring lanes of 1 KiB (10: the ring; 9: threadMultiple)
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;           // line sets (CtxLines) per rank: communicators that have one
@@ -222,7 +222,7 @@ constexpr size_t kMinLaneArea = 64 * 1024;
 // operation seq's into lane 2 + seq % kAheadLanes, so it
 // may run up to kAheadLanes calls ahead of its reader instead of one
 // (coll/exchange_inline.h, "The broadcast ring").
-constexpr uint32_t kAheadLanes = 16;
+constexpr uint32_t kAheadLanes = 64;
 constexpr size_t kAheadLaneBytes = 1024;
 constexpr uint32_t kAheadArea0 = 2;
 constexpr uint32_t aheadArea(uint64_t seq) { return kAheadArea0 + static_cast<uint32_t>(seq % kAheadLanes); }

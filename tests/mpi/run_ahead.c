@@ -5,8 +5,8 @@
  *
  * In shmcoll a rank that writes one small lane in a rooted collective (the
  * root of a broadcast, every other rank of a gather or reduce; at most 1008
- * bytes) writes it into one of 16 lanes of its ring in turn, so it may return
- * from up to 16 calls before its reader has read the first; a lane is reused
+ * bytes) writes it into one of 64 lanes of its ring in turn, so it may return
+ * from up to 64 calls before its reader has read the first; a lane is reused
  * once every reader has finished the call that last used it.  The root of a
  * scatter splits the 16 lines of a ring lane among its readers (up to 16 of
  * them: 8 lines each for 2 readers, 5 for 3, 4 for 4, 3 for 5, 2 for 6 to 8,
