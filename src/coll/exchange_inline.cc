@@ -25,7 +25,8 @@ int inlineBegin(Team& team, const transport::Pairs& a, uint64_t aheadCap, Inline
   r->laneBytes = a.broadcast ? seg.laneAreaBytes() : seg.laneBytes(n);
   if (a.ahead && aheadCap) {  // (the broadcast ring: exchange_inline.h)
     if (a.aheadSplit) {
-      // A lane to each other member, each fitting its piece of the ring lane.
+      // A lane to each other member (the root; the others send nothing), each
+      // fitting its piece of the ring lane.
       const uint64_t piece = segment::aheadSplitBytes(n - 1);
       const uint64_t cap = std::min(aheadCap, segment::laneInlineCapacity(piece));
       uint32_t count = 0;
@@ -33,24 +34,19 @@ int inlineBegin(Team& team, const transport::Pairs& a, uint64_t aheadCap, Inline
                           ++count;
                           return a.sendsParts(p) || a.send(p).bytes() > cap ? 1 : 0;
                         });
-      if (fits && count == n - 1) {
-        r->area = segment::aheadArea(r->seq);
-        r->ahead = true;
-        r->ringStride = piece;
-      }
+      r->ahead = fits && count == n - 1;
+      r->ringStride = r->ahead ? piece : 0;
     } else {
-      // One lane to write (a broadcast's, or a lane to one peer) that fits: in the ring.
+      // One lane to write (a broadcast's, or a lane to one peer) that fits.
       uint32_t to = 0, count = 0;
       transport::forSends(a, n, team.rank, [&](uint32_t p) {
         to = p;
         return ++count > 1 ? 1 : 0;
       });
       const bool one = count == 1 || (a.broadcast && count > 0);
-      if (one && !a.sendsParts(to) && a.send(to).bytes() <= aheadCap) {
-        r->area = segment::aheadArea(r->seq);
-        r->ahead = true;
-      }
+      r->ahead = one && !a.sendsParts(to) && a.send(to).bytes() <= aheadCap;
     }
+    if (r->ahead) r->area = segment::aheadArea(r->seq);
   }
   r->mine = transport::laneArea(transport::world().rank, r->area);
   // The area is free once every reader of its previous use finished that

@@ -117,7 +117,7 @@ struct InlineRun {
   uint64_t ringStride = 0;                   // ... split among its readers (Pairs::aheadSplit), this far apart
   // This rank's lane to group rank p.
   char* laneTo(uint32_t p, uint32_t me) const {
-    return ahead ? mine + (p < me ? p : p - 1) * ringStride : mine + p * laneBytes;
+    return ahead ? mine + segment::aheadPieceOffset(me, p, ringStride) : mine + p * laneBytes;
   }
 };
 
@@ -169,15 +169,19 @@ inline void putParts(InlineRun& r, char* lane, const transport::Pairs& a, uint32
   r.lastBytes = bytes;
 }
 
-// Peer q's lane for this operation once it is there, else null: in the lane
-// area of the operation's parity at `off`, or (Pairs::ahead) in q's ring.
-inline const segment::LaneHeader* arrived(const InlineRun& r, const transport::Pairs& a, uint32_t q, uint64_t off) {
-  const uint32_t w = r.team->members[q];
-  if (a.ahead) {
-    const auto* ring = transport::peerLane(w, segment::aheadArea(r.seq), a.ringOffset(q, r.team->rank, r.team->size()));
-    if (ring->tag.load(std::memory_order_acquire) == r.tag) return ring;
-  }
-  const auto* lane = transport::peerLane(w, r.area, off);
+// Where peer q may put its lane for this operation in its ring (Pairs::ahead), else null.
+inline const segment::LaneHeader* ringLane(const InlineRun& r, const transport::Pairs& a, uint32_t q) {
+  if (!a.ahead) return nullptr;
+  return transport::peerLane(r.team->members[q], segment::aheadArea(r.seq),
+                             a.ringOffset(q, r.team->rank, r.team->size()));
+}
+
+// Peer q's lane for this operation once it is there, else null: in its ring
+// lane `ring` (ringLane), or in the lane area of the operation's parity at `off`.
+inline const segment::LaneHeader* arrived(const InlineRun& r, const segment::LaneHeader* ring, uint32_t q,
+                                          uint64_t off) {
+  if (ring && ring->tag.load(std::memory_order_acquire) == r.tag) return ring;
+  const auto* lane = transport::peerLane(r.team->members[q], r.area, off);
   return lane->tag.load(std::memory_order_acquire) == r.tag ? lane : nullptr;
 }
 
@@ -268,7 +272,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   const uint64_t off = a.broadcast ? 0 : me * r.laneBytes;
   SHMCOLL_CHECK(transport::forReceives(a, n, me, [&](uint32_t q) {
     if (!a.receivesFrom(q)) return 0;  // (sparse pairs; transport::Pairs::skipEmpty)
-    const segment::LaneHeader* lane = detail::arrived(r, a, q, off);
+    const segment::LaneHeader* lane = detail::arrived(r, detail::ringLane(r, a, q), q, off);
     if (!lane) {
       r.pending->push_back(q);
       return 0;
@@ -288,9 +292,9 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
       });
     }
     for (uint32_t q : *r.pending) {
-      const segment::LaneHeader* lane = nullptr;
+      const segment::LaneHeader *lane = nullptr, *ring = detail::ringLane(r, a, q);
       SHMCOLL_CHECK(wait::waitUntil(transport::world().self(),
-                                    [&] { return (lane = detail::arrived(r, a, q, off)) != nullptr; }));
+                                    [&] { return (lane = detail::arrived(r, ring, q, off)) != nullptr; }));
       SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));
     }
   }

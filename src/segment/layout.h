@@ -219,8 +219,8 @@ constexpr size_t kMinLaneArea = 64 * 1024;
 // code that reuses areas (transport/lanes.h).  A rank that writes one small
 // lane in a rooted collective (the root of MPI_Bcast, the others of a gather
 // or reduce; MPI_Scatter's root, one piece of the lane per reader) writes
-// operation seq's into lane 2 + seq % kAheadLanes, so it
-// may run up to kAheadLanes calls ahead of its reader instead of one
+// operation seq's into lane 2 + seq % kAheadLanes, so it may run up to
+// kAheadLanes calls ahead of its reader instead of one
 // (coll/exchange_inline.h, "The broadcast ring").
 constexpr uint32_t kAheadLanes = 64;
 constexpr size_t kAheadLaneBytes = 1024;
@@ -234,6 +234,10 @@ constexpr uint64_t aheadSplitBytes(uint32_t readers) { return readers ? kAheadLa
 static_assert(aheadSplitBytes(1) == 1024 && aheadSplitBytes(2) == 512 && aheadSplitBytes(3) == 320 &&
               aheadSplitBytes(4) == 256 && aheadSplitBytes(5) == 192 && aheadSplitBytes(7) == 128 &&
               aheadSplitBytes(16) == 64 && aheadSplitBytes(17) == 0);
+// Where `reader` finds its piece of `sender`'s split ring lane, pieces of `piece` bytes.
+constexpr uint64_t aheadPieceOffset(uint32_t sender, uint32_t reader, uint64_t piece) {
+  return (reader < sender ? reader : reader - 1) * piece;
+}
 // Sequence numbers start at 1 and context ids are < 256, so (seq << 8) | ctx
 // is never 0 and names one operation of the job.  The tag is that number
 // scrambled by a bijection that keeps 0 at 0 (the 64-bit finalizer of

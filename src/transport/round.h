@@ -74,9 +74,10 @@ class Pairs {
   // A rooted operation whose senders write one lane each (MPI_Bcast's root,
   // the other ranks of a gather or reduce): a sender whose lane fits may
   // publish it in its broadcast ring (segment::aheadArea, the lane at offset
-  // 0 or, split, at ringOffset) rather than the lane area of the operation's parity, and readers look
-  // in both, so that a sender and a reader that disagree (counts that differ,
-  // erroneously) still meet.  The same on every rank.
+  // 0, or at ringOffset when split) rather than the lane area of the
+  // operation's parity, and readers look in both, so that a sender and a
+  // reader that disagree (counts that differ, erroneously) still meet.  The
+  // same on every rank.
   bool ahead = false;
   // With `ahead`: the sender writes a lane to each of the other members
   // (MPI_Scatter's root), all in one ring lane split among them
@@ -84,7 +85,7 @@ class Pairs {
   bool aheadSplit = false;
   // Where `reader` finds `sender`'s lane in the sender's ring lane, in a group of n.
   uint64_t ringOffset(uint32_t sender, uint32_t reader, uint32_t n) const {
-    return aheadSplit ? (reader < sender ? reader : reader - 1) * segment::aheadSplitBytes(n - 1) : 0;
+    return aheadSplit ? segment::aheadPieceOffset(sender, reader, segment::aheadSplitBytes(n - 1)) : 0;
   }
   virtual ~Pairs() = default;
   virtual Block send(uint32_t peer) const = 0;
