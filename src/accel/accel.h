@@ -56,8 +56,8 @@ struct CommState {
   unsigned spin = 256;                         // pauses before a wait yields: 0 when the processes outnumber the cores
   std::vector<char> stmp, rtmp;                // packed send / receive data of derived types
   CommState *prev = nullptr, *next = nullptr;  // list of mapped states
-  // Several nodes: no segment of its own, `taken` false (so a function without a
-  // hierarchical version declines it) and the hierarchy here (hier.cc).
+  // Several nodes: no segment of its own, `taken` false, and the hierarchy here
+  // (hier.cc, hier_alltoall.cc, hier_reduce.cc).
   Nodes* nodes = nullptr;
 
   RankFlags* flags(int r) const { return reinterpret_cast<RankFlags*>(base) + r; }
@@ -85,8 +85,8 @@ void Unmap(CommState* st);
 // nodes.cc: the node split and the state of a communicator over several nodes.
 MPI_Comm PretendSplit(MPI_Comm node, int comm_rank);  // frees node; MPI_COMM_NULL on failure
 void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node);
-// The state of comm when it is taken on one node or has the hierarchy, for the
-// functions with a hierarchical version (Alltoall(v), Allgather(v), Bcast, Barrier).
+// The state of comm when it is taken on one node or has the hierarchy (every
+// function has a hierarchical version: hier.cc, hier_alltoall.cc, hier_reduce.cc).
 CommState* TakenOrNodes(MPI_Comm comm);
 void FreeNodes(CommState* st);
 
@@ -126,6 +126,19 @@ bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, 
 bool HierBcast(CommState& st, Side& side, int root, bool ok);
 bool HierBarrier(CommState& st);
 
+// reduce.cc: the reductions' rounds on one node's segment (st.nodes unset):
+// allreduce (root < 0) or reduce of `count` elements from `in` into `out`
+// (where this rank delivers a result), and reduce_scatter_block of n blocks
+// of `count` elements into `out`.  The element kernel is f (declared below).
+struct Fold;
+bool ReduceRounds(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok);
+bool ReduceScatterRounds(CommState& st, const char* in, char* out, size_t count, const Fold& f, bool ok);
+// hier_reduce.cc: the same over several nodes (st.nodes): root < 0 for allreduce.
+bool HierReduce(CommState& st, const void* in, void* out, size_t count, const Fold& f, MPI_Datatype type, MPI_Op op,
+                int root, bool ok);
+bool HierReduceScatterBlock(CommState& st, const void* in, void* out, size_t count, const Fold& f, MPI_Datatype type,
+                            MPI_Op op, bool ok);
+
 // optable.cc: a predefined operation on a predefined type, as an element
 // kernel over the type's memory form (elements `extent` bytes apart):
 // inout[i] = in[i] (op) inout[i].  FindFold is false for anything else (user
@@ -138,13 +151,9 @@ struct Fold {
 };
 bool FindFold(MPI_Op op, MPI_Datatype type, Fold* fold);
 
-// The state of a communicator whose collectives are taken, or nullptr (the
+// Every function looks its communicator up with TakenOrNodes (nullptr: the
 // call goes to the host); Count records the outcome for SHMCOLL_ACCEL_REPORT.
 // (SHMCOLL_ACCEL=0 is honoured inside the set-up, whose verdict every process shares.)
-inline CommState* Taken(MPI_Comm comm) {
-  CommState* st = GetState(comm);
-  return st && st->taken ? st : nullptr;
-}
 // report.cc: counts taken calls per function too (fn: the caller's name).
 void NoteTaken(const char* fn);
 void ReportCalls(int rank);  // SHMCOLL_ACCEL_REPORT=calls: one more line, the calls taken per function

@@ -1,4 +1,5 @@
-// MPI_Alltoallw on one node: each peer's block is described with its own
+// MPI_Alltoallw (over several nodes, the hierarchical alltoall of
+// hier_alltoall.cc, with the same sides): on one node, each peer's block is described with its own
 // datatype at a displacement in bytes, then moved by the alltoall(v) rounds
 // of engine.cc (a half-slot holds n pieces, piece j for rank j; blocks longer
 // than a piece go in several rounds), with the same costs: (n-1) blocks in
@@ -16,7 +17,7 @@ __attribute__((visibility("default"))) int MPI_Alltoallw(const void* sendbuf, co
                                                          const int sdispls[], const MPI_Datatype sendtypes[],
                                                          void* recvbuf, const int recvcounts[], const int rdispls[],
                                                          const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);  // (over several nodes: hier_alltoall.cc)
   bool taken = false;
   if (st) {
     const int n = st->n;

@@ -1,4 +1,5 @@
-// MPI_Allreduce, MPI_Reduce and MPI_Reduce_scatter_block on one node: the
+// MPI_Allreduce, MPI_Reduce and MPI_Reduce_scatter_block on one node (over
+// several nodes: hier_reduce.cc, built on the rounds here): the
 // predefined operations on predefined types (optable.cc), through the
 // segment's rounds (rounds.h).  Anything else -- a user operation, a derived
 // or unmapped type, a negative count, an invalid root, MPI_IN_PLACE where the
@@ -59,6 +60,8 @@ void FoldAll(const CommState& st, const Fold& f, Src src, size_t at, char* out, 
   std::memcpy(out, src(st.n - 1) + at, elems * f.extent);
   for (int j = st.n - 2; j >= 0; --j) f.apply(src(j) + at, out, elems);
 }
+
+}  // namespace
 
 // Allreduce (root < 0) or reduce to `root`: `in` is this rank's contribution
 // and `out` its result (used where this rank delivers one).
@@ -129,6 +132,8 @@ bool ReduceScatterRounds(CommState& st, const char* in, char* out, size_t count,
   return RunRounds(st, need, ok, fill, drain);
 }
 
+namespace {
+
 // Local verdict on the arguments; *fold is set when true.
 bool Accept(const void* in, const void* out, int count, MPI_Datatype type, MPI_Op op, bool delivers, Fold* fold) {
   if (count < 0 || !FindFold(op, type, fold)) return false;
@@ -158,13 +163,15 @@ extern "C" {
 
 ACCEL_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);
   bool taken = false;
   if (st) {
     Fold f;
     const void* in = nullptr;
     const bool ok = AcceptEverywhere(sendbuf, recvbuf, count, datatype, op, &f, &in);
-    taken = ReduceRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), ok ? count : 0, f, -1, ok);
+    const size_t c = ok ? static_cast<size_t>(count) : 0;
+    taken = st->nodes ? HierReduce(*st, in, recvbuf, c, f, datatype, op, -1, ok)
+                      : ReduceRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), c, f, -1, ok);
   }
   if (Count(taken)) return MPI_SUCCESS;
   return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
@@ -172,7 +179,7 @@ ACCEL_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MP
 
 ACCEL_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                             MPI_Comm comm) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);
   bool taken = false;
   if (st) {
     Fold f;
@@ -184,8 +191,10 @@ ACCEL_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_D
     bool ok = valid_root && (!in_place || am_root);
     ok = ok && (in_place ? Accept(in, nullptr, count, datatype, op, false, &f)
                          : Accept(in, recvbuf, count, datatype, op, am_root, &f));
-    taken = ReduceRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), ok ? count : 0, f,
-                         valid_root ? root : 0, ok);
+    const size_t c = ok ? static_cast<size_t>(count) : 0;
+    taken = st->nodes ? HierReduce(*st, in, recvbuf, c, f, datatype, op, valid_root ? root : 0, ok)
+                      : ReduceRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), c, f,
+                                     valid_root ? root : 0, ok);
   }
   if (Count(taken)) return MPI_SUCCESS;
   return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
@@ -193,14 +202,15 @@ ACCEL_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_D
 
 ACCEL_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
                                           MPI_Op op, MPI_Comm comm) {
-  CommState* st = Taken(comm);
+  CommState* st = TakenOrNodes(comm);
   bool taken = false;
   if (st) {
     Fold f;
     const void* in = nullptr;
     const bool ok = AcceptEverywhere(sendbuf, recvbuf, recvcount, datatype, op, &f, &in);
-    taken =
-        ReduceScatterRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), ok ? recvcount : 0, f, ok);
+    const size_t c = ok ? static_cast<size_t>(recvcount) : 0;
+    taken = st->nodes ? HierReduceScatterBlock(*st, in, recvbuf, c, f, datatype, op, ok)
+                      : ReduceScatterRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), c, f, ok);
   }
   if (Count(taken)) return MPI_SUCCESS;
   return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
