@@ -54,6 +54,7 @@ struct CommState {
   size_t map_bytes = 0;
   uint64_t seq = 0;                            // rounds run so far (the same on every rank)
   unsigned spin = 256;                         // pauses before a wait yields: 0 when the processes outnumber the cores
+  bool area_used = false;  // the last round wrote outside the half-slots (hier_alltoall.cc): the next waits for all
   std::vector<char> stmp, rtmp;                // packed send / receive data of derived types
   CommState *prev = nullptr, *next = nullptr;  // list of mapped states
   // Several nodes: no segment of its own, `taken` false, and the hierarchy here

@@ -1,125 +1,120 @@
-// Hierarchical alltoall(v), for a communicator over several nodes (nodes.h):
-// aggregate at each node's leader, one message per pair of nodes, scatter.
-// Chosen for every communicator whose processes lie on more than one (real or
-// pretend) node; on one node engine.cc's rounds run alone.
+// Hierarchical alltoall(v) (and alltoallw, whose blocks come described the
+// same way), for a communicator over several nodes (nodes.h): the blocks
+// bound for each other node aggregated in the node's segment, one message per
+// pair of nodes per round between the leaders, every process copying its own
+// blocks in and out.  Chosen for every communicator whose processes lie on
+// more than one (real or pretend) node; on one node engine.cc's rounds run
+// alone.
 //
-//  1. Gather (NodeGather, in the node's segment): every process sends its
-//     leader its send and receive sizes (16 bytes per rank of the
-//     communicator) and its blocks bound for other nodes.
-//  2. The leaders agree (PMPI_Allreduce(MIN) of the nodes' verdicts), then
-//     exchange one message per ordered pair of nodes with one PMPI_Alltoallv
-//     of MPI_BYTE over the leaders: the message from node A to node B holds,
-//     for each process d of B in local order, the blocks of A's processes to
-//     d in local order (sizes from the senders' counts; the receiving leader
-//     lays it out from its processes' receive sizes).
-//  3. Scatter (NodeScatter): the leader lists for each of its processes
-//     where in the arrived messages the blocks it receives lie, in rank
-//     order, and copies them from there into that process's half-slot, a
-//     half per round; each process copies them straight into its receive
-//     buffer.
-//  4. The blocks between processes of one node never leave it: the node's own
-//     alltoall in its segment (engine.cc), every process copying its share.
+//  A. Sizes (NodeAllgather, in the segment's half-slots): every process of the
+//     node learns every other's send and receive sizes (16 bytes per rank of
+//     the communicator each), and the node's verdict.
+//  B. The leaders agree (one PMPI_Allreduce(MAX) over the leaders: whether a
+//     node declines, and the most pieces any node's blocks to or from other
+//     nodes need).
+//  C. The blocks within the node (mine to myself included): the node's own
+//     alltoall over its segment (engine.cc), whose round 0 carries the
+//     leaders' verdict to every process -- nothing is written into a receive
+//     buffer before it.
+//  D. Pieces, two node rounds each.  A block to or from another node moves
+//     in pieces of Nodes::chunk bytes (the same on every process; chosen so a
+//     round's pieces fit half of any node's slots).  The node's slots are one
+//     area: the first half holds the outgoing messages, the second the
+//     incoming ones.
+//       1. every process writes its pieces straight into the outgoing half,
+//          where the message to node b holds, for each process d of b in
+//          local order, the pieces of my node's processes to d in local
+//          order; the leader then runs one PMPI_Alltoallv of MPI_BYTE over
+//          the leaders, from the outgoing half into the incoming one;
+//       2. every process copies its pieces out of the incoming half straight
+//          into its receive buffer (the message from node b holds, for each
+//          of my node's processes in local order, b's processes' pieces to
+//          it in local order, which is rank order: sizes from the receivers'
+//          counts, which a correct program matches to the senders').
+//     The area is written outside the half-slot discipline of the rounds, so
+//     the first round waits until every process has read the round before it,
+//     and the next rounds on the segment (the next collective's) wait until
+//     every process has read the last one (CommState::area_used).
 //
-// Cost, L nodes of m processes, b bytes per block: per node L - 1 messages
-// out and L - 1 in over the network (the host alone sends m * m per node
-// pair), each of m * m * b bytes, so (L - 1) * m * m * b bytes out and in per
-// node, as without aggregation: what aggregation saves is the per-message
-// cost (latency, headers, matching), by a factor m * m.  In the node, a byte
-// bound elsewhere is copied three times on its way out (into the segment, out
-// to the leader's buffer, into the message) and twice on its way in (into
-// the segment, out of it), and the leader does its node's copies of stages 2
-// and 3 alone; a byte within the node is copied twice, as on one node.
-//
-// Agreement: as in hier.cc; nothing is written into a receive buffer before
-// the leaders have agreed and the scatter's round 0 has carried the verdict.
+// Cost, L nodes of m processes, b bytes per block: per node and round L - 1
+// messages out and L - 1 in over the network (the host alone sends m * m per
+// node pair), (L - 1) * m * m * b bytes out and in per node in all, as
+// without aggregation: what aggregation saves is the per-message cost
+// (latency, headers, matching), by a factor m * m.  In the node a byte bound
+// elsewhere is copied once on its way out (into the segment, by its sender)
+// and once on its way in (out of the segment, by its receiver), the leader
+// only starting the transfer; a byte within the node is copied twice, as on
+// one node.  The node rounds: 1 (sizes) + 1 (the node's own alltoall, more
+// for large blocks) + 2 per piece.
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
 #include "nodes.h"
+#include "rounds.h"
 
 namespace shmcoll_accel {
 namespace {
 
-// The leader's stages 2 and 3 on what it gathered: false when memory is short
-// or a message would not fit the host's int counts (before any send), or when
-// the exchange failed.
-bool Exchange(Nodes& nd, int n, bool agree_ok, bool* agreed) {
-  const size_t un = static_cast<size_t>(n), ln = static_cast<size_t>(nd.ln), L = static_cast<size_t>(nd.count);
-  // process l's sizes: to rank j at send[l][j], from rank j at recv[l][j]; its blocks follow in rank order
-  auto sizes = [&](size_t l) { return reinterpret_cast<const uint64_t*>(nd.in[l].data()); };
-  std::vector<std::vector<size_t>> at(ln);  // where process l's block to rank j starts in nd.in[l]
-  bool ok = agree_ok;
-  for (size_t l = 0; l < ln && ok; ++l) {
-    ok = nd.in[l].size() >= 16 * un;
-    if (!ok) break;
-    at[l].resize(un);
-    size_t off = 16 * un;
-    const int me = nd.members[static_cast<size_t>(nd.node)][l];
-    for (size_t j = 0; j < un; ++j) {
-      at[l][j] = off;
-      if (static_cast<int>(j) != me && nd.node_of[j] != nd.node) off += sizes(l)[j];
-    }
-    ok = off == nd.in[l].size();
-  }
-  // the message sizes and offsets, node by node
-  std::vector<size_t> scount(L, 0), rcount(L, 0);
-  for (size_t b = 0; b < L && ok; ++b) {
-    if (static_cast<int>(b) == nd.node) continue;
-    for (int d : nd.members[b])
-      for (size_t l = 0; l < ln; ++l) scount[b] += sizes(l)[static_cast<size_t>(d)];
-    for (size_t l = 0; l < ln; ++l)
-      for (int s : nd.members[b]) rcount[b] += sizes(l)[un + static_cast<size_t>(s)];
-  }
-  size_t stotal = 0, rtotal = 0;
-  if (ok) {
-    nd.scounts.assign(L, 0), nd.sdispls.assign(L, 0), nd.rcounts.assign(L, 0), nd.rdispls.assign(L, 0);
-    for (size_t b = 0; b < L; ++b) {
-      ok = ok && scount[b] <= INT_MAX && rcount[b] <= INT_MAX && stotal <= INT_MAX && rtotal <= INT_MAX;
-      nd.scounts[b] = static_cast<int>(scount[b] & INT_MAX), nd.sdispls[b] = static_cast<int>(stotal & INT_MAX);
-      nd.rcounts[b] = static_cast<int>(rcount[b] & INT_MAX), nd.rdispls[b] = static_cast<int>(rtotal & INT_MAX);
-      stotal += scount[b], rtotal += rcount[b];
-    }
-  }
-  if (ok) try {
-      nd.sbuf.resize(stotal);
-      nd.rbuf.resize(rtotal);
-      nd.out.resize(ln);
-      for (auto& v : nd.out) v.clear(), v.reserve(un);
-    } catch (...) {
-      ok = false;
-    }
-  *agreed = LeadersAgree(nd, ok);
-  if (!*agreed) return false;
-  // 2. the messages: for node b, for each of its processes d, my processes' blocks to d
-  for (size_t b = 0; b < L; ++b) {
-    char* p = nd.sbuf.data() + nd.sdispls[b];
-    if (static_cast<int>(b) == nd.node) continue;
-    for (int d : nd.members[b])
-      for (size_t l = 0; l < ln; ++l) {
-        const size_t k = sizes(l)[static_cast<size_t>(d)];
-        std::memcpy(p, nd.in[l].data() + at[l][static_cast<size_t>(d)], k);
-        p += k;
+// Every local process's `len` bytes (`mine`) to every local process: process
+// l's at all + l * len.  Round 0 carries the verdicts (false: some process
+// declined, and every process returns false).
+bool NodeAllgather(Nodes& nd, const char* mine, size_t len, char* all, bool ok) {
+  CommState& s = *nd.seg;
+  const size_t half = s.half();
+  auto fill = [&](uint64_t r) {
+    size_t off, k = Piece(len, r, half, &off);
+    if (k) std::memcpy(s.slot_of(s.me), mine + off, k);
+  };
+  auto drain = [&](uint64_t r) {
+    size_t off, k = Piece(len, r, half, &off);
+    if (k)
+      for (int l = 0; l < nd.ln; ++l) std::memcpy(all + static_cast<size_t>(l) * len + off, s.slot_of(l), k);
+  };
+  return Rounds(s, std::max<uint64_t>(1, RoundsFor(len, half)), ok, fill, drain);
+}
+
+// The node's sizes as NodeAllgather left them: per local process l, a header
+// (its chunk), then what it sends to each rank j, then what it receives from j.
+struct Sizes {
+  const uint64_t* v;
+  size_t un;
+  size_t stride() const { return 1 + 2 * un; }
+  uint64_t chunk(size_t l) const { return v[l * stride()]; }
+  uint64_t to(size_t l, size_t j) const { return v[l * stride() + 1 + j]; }
+  uint64_t from(size_t l, size_t j) const { return v[l * stride() + 1 + un + j]; }
+};
+
+// Walks piece k of the outgoing messages (out = true) or the incoming ones,
+// node by node, calling at(b, l, j, off, len, pos) for each piece in message
+// order: outgoing, local process l's piece to rank j of node b; incoming,
+// rank j's (of node b) piece to local process l.  pos runs on from 0 across
+// messages; off is the piece's offset in its block.  *bytes gets each node's
+// message size when given.
+template <class At>
+void Walk(const Nodes& nd, const Sizes& sz, uint64_t k, bool out, At at, std::vector<size_t>* bytes = nullptr) {
+  const size_t ln = static_cast<size_t>(nd.ln), c = nd.chunk;
+  size_t pos = 0;
+  for (size_t b = 0; b < nd.members.size(); ++b) {
+    const size_t start = pos;
+    if (static_cast<int>(b) != nd.node) {
+      for (int j : nd.members[b]) {
+        if (out) {
+          for (size_t l = 0; l < ln; ++l) {
+            size_t off, len = Piece(sz.to(l, static_cast<size_t>(j)), k, c, &off);
+            if (len) at(b, l, static_cast<size_t>(j), off, len, pos), pos += len;
+          }
+        }
       }
-  }
-  if (PMPI_Alltoallv(nd.sbuf.data(), nd.scounts.data(), nd.sdispls.data(), MPI_BYTE, nd.rbuf.data(), nd.rcounts.data(),
-                     nd.rdispls.data(), MPI_BYTE, nd.leaders) != MPI_SUCCESS)
-    return false;  // (after the agreement: the host's handler has normally ended the job)
-  // 3. each of my processes' blocks in rank order: from my node's processes
-  // straight from what they sent, from elsewhere out of the arrived messages
-  std::vector<size_t> rat(L);  // read position in the message from each node
-  for (size_t b = 0; b < L; ++b) rat[b] = static_cast<size_t>(nd.rdispls[b]);
-  for (size_t l = 0; l < ln; ++l)
-    for (size_t j = 0; j < un; ++j) {
-      const size_t b = static_cast<size_t>(nd.node_of[j]);
-      if (static_cast<int>(b) == nd.node) continue;
-      const size_t k = sizes(l)[un + j];
-      nd.out[l].push_back(Span{nd.rbuf.data() + rat[b], k});
-      rat[b] += k;
+      if (!out)
+        for (size_t l = 0; l < ln; ++l)
+          for (int j : nd.members[b]) {
+            size_t off, len = Piece(sz.from(l, static_cast<size_t>(j)), k, c, &off);
+            if (len) at(b, l, static_cast<size_t>(j), off, len, pos), pos += len;
+          }
     }
-  // (The message from node b holds, for each of my processes in local order,
-  // b's processes' blocks in their local order, which is rank order: the loop
-  // above reads each message in the order it was written.)
-  return true;
+    if (bytes) (*bytes)[b] = pos - start;
+  }
 }
 
 }  // namespace
@@ -127,37 +122,77 @@ bool Exchange(Nodes& nd, int n, bool agree_ok, bool* agreed) {
 bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
   Nodes& nd = *st.nodes;
   if (g_finalizing) return false;  // (the segments are unmapped: every process passes)
-  const int n = st.n;
-  const size_t un = static_cast<size_t>(n);
+  CommState& seg = *nd.seg;
+  const size_t un = static_cast<size_t>(st.n), ln = static_cast<size_t>(nd.ln), L = nd.members.size();
+  const size_t me = static_cast<size_t>(nd.lrank);
   ok = ok && PackSends(send, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
-  std::vector<uint64_t> head;
-  std::vector<Span> out, in;
-  if (ok) {
-    head.resize(2 * un);
-    for (size_t j = 0; j < un; ++j) head[j] = send[j].bytes, head[un + j] = recv[j].bytes;
-    out.push_back(Span{reinterpret_cast<char*>(head.data()), 16 * un});
-    for (size_t j = 0; j < un; ++j)
-      if (nd.node_of[j] != nd.node) {
-        out.push_back(Span{send[j].ptr, send[j].bytes});
-        in.push_back(Span{recv[j].ptr, recv[j].bytes});
-      }
+  // A. sizes
+  std::vector<uint64_t> head(1 + 2 * un, 0), all(ln * (1 + 2 * un));
+  head[0] = nd.chunk;
+  if (ok)
+    for (size_t j = 0; j < un; ++j) head[1 + j] = send[j].bytes, head[1 + un + j] = recv[j].bytes;
+  bool node_ok = NodeAllgather(nd, reinterpret_cast<const char*>(head.data()), 8 * head.size(),
+                               reinterpret_cast<char*>(all.data()), ok);
+  const Sizes sz{all.data(), un};
+  uint64_t pieces = 0;  // what my node's blocks to and from other nodes need
+  for (size_t l = 0; l < ln && node_ok; ++l) {
+    node_ok = sz.chunk(l) == nd.chunk && nd.chunk > 0;
+    for (size_t j = 0; j < un && node_ok; ++j)
+      if (nd.node_of[j] != nd.node)
+        pieces = std::max(pieces, RoundsFor(std::max(sz.to(l, j), sz.from(l, j)), nd.chunk));
   }
-  bool all = NodeGather(nd, out, ok);
+  // B. the leaders agree on the verdict and the number of pieces
+  bool agreed = node_ok;
   if (nd.leader()) {
-    bool agreed = false;
-    all = Exchange(nd, n, all, &agreed) && agreed;
+    long long v[2] = {node_ok ? 0 : 1, static_cast<long long>(pieces)};
+    agreed = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, nd.leaders) == MPI_SUCCESS && v[0] == 0;
+    pieces = static_cast<uint64_t>(v[1]);
   }
-  if (!NodeScatter(nd, in, nd.leader() ? all : ok)) return false;
-  // 4. the blocks within the node (mine to myself included): the node's own
-  // alltoall over its segment, every process copying its share (engine.cc)
+  // C. the blocks within the node; its round 0 carries the leaders' verdict
   const std::vector<int>& mine = nd.members[static_cast<size_t>(nd.node)];
-  std::vector<Side> ls(mine.size()), lr(mine.size());
-  for (size_t l = 0; l < mine.size(); ++l) {
+  std::vector<Side> ls(ln), lr(ln);
+  for (size_t l = 0; l < ln && node_ok; ++l) {
     const size_t j = static_cast<size_t>(mine[l]);
     ls[l].ptr = send[j].ptr, ls[l].bytes = send[j].bytes;
     lr[l].ptr = recv[j].ptr, lr[l].bytes = recv[j].bytes;
   }
-  Alltoall(*nd.seg, ls, lr, true, nd.node_comm);  // (every process takes it: nothing to decline)
+  if (!Alltoall(seg, ls, lr, agreed, nd.node_comm)) return false;
+  // D. the pieces between nodes (the leader's round count is every leader's: the others' are at most that)
+  char* area = seg.base + sizeof(RankFlags) * ln;
+  char *outgoing = area, *incoming = area + seg.slot * ln / 2;
+  std::vector<size_t> sbytes(L), rbytes(L);
+  auto fill = [&](uint64_t r) {
+    if (r % 2) return;
+    if (r == 0) WaitConsumed(seg, seg.seq - 1);  // everyone has read the rounds before
+    Walk(nd, sz, r / 2, true, [&](size_t, size_t l, size_t j, size_t off, size_t len, size_t pos) {
+      if (l == me) std::memcpy(outgoing + pos, send[j].ptr + off, len);
+    });
+  };
+  auto drain = [&](uint64_t r) {
+    if (r % 2 == 0) {  // the leader sends the messages (every process has written its pieces)
+      if (!nd.leader()) return;
+      Walk(
+          nd, sz, r / 2, true, [](size_t, size_t, size_t, size_t, size_t, size_t) {}, &sbytes);
+      Walk(
+          nd, sz, r / 2, false, [](size_t, size_t, size_t, size_t, size_t, size_t) {}, &rbytes);
+      nd.scounts.assign(L, 0), nd.sdispls.assign(L, 0), nd.rcounts.assign(L, 0), nd.rdispls.assign(L, 0);
+      for (size_t b = 0, so = 0, ro = 0; b < L; so += sbytes[b], ro += rbytes[b], ++b) {
+        nd.scounts[b] = static_cast<int>(sbytes[b]), nd.sdispls[b] = static_cast<int>(so);
+        nd.rcounts[b] = static_cast<int>(rbytes[b]), nd.rdispls[b] = static_cast<int>(ro);
+      }
+      // (after the agreement: an error here has normally ended the job through the host's handler)
+      PMPI_Alltoallv(outgoing, nd.scounts.data(), nd.sdispls.data(), MPI_BYTE, incoming, nd.rcounts.data(),
+                     nd.rdispls.data(), MPI_BYTE, nd.leaders);
+      return;
+    }
+    Walk(nd, sz, r / 2, false, [&](size_t, size_t l, size_t j, size_t off, size_t len, size_t pos) {
+      if (l == me) std::memcpy(recv[j].ptr + off, incoming + pos, len);
+    });
+  };
+  // (every process runs the leader's count, the largest: at least one round, an empty one when no
+  // block crosses a node, so that every leader makes the same host calls)
+  Rounds(seg, std::max<uint64_t>(1, 2 * pieces), true, fill, drain);
+  seg.area_used = true;  // the next rounds on the segment first wait until everyone has read this one
   UnpackRecvs(recv, st.rtmp, comm);
   g_across.fetch_add(1, std::memory_order_relaxed);
   return true;

@@ -21,7 +21,8 @@
 // member lists; PMPI_Comm_split of the leaders (ranked by node); the node's
 // segment (MapSegment on the node communicator, as for a one-node
 // communicator); and an PMPI_Allreduce(MIN) so every process agrees.  Any
-// failure declines the communicator everywhere.
+// failure declines the communicator everywhere, as does a communicator with
+// one process on each node (nothing to aggregate: the host alone does better).
 //
 // Node stages: sequences of the node segment's rounds (engine.cc, Rounds), of
 // at most half a slot per round and rank.  Gather: each rank writes its bytes
@@ -147,7 +148,8 @@ void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node) {
       nd->members[static_cast<size_t>(idx)].push_back(j);
     }
     nd->node = nd->node_of[static_cast<size_t>(st->me)];
-    ok = nd->local_of[static_cast<size_t>(st->me)] == nd->lrank;
+    // (one process per node: nothing to aggregate, the host alone does better; declined below, together)
+    ok = nd->local_of[static_cast<size_t>(st->me)] == nd->lrank && nd->count < n;
   }
   if (PMPI_Comm_split(comm, nd->lrank == 0 ? 0 : MPI_UNDEFINED, nd->node, &nd->leaders) != MPI_SUCCESS) {
     nd->leaders = MPI_COMM_NULL;
@@ -158,7 +160,18 @@ void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node) {
   nd->seg->me = nd->lrank;
   ok = MapSegment(nd->seg, node) && ok;
   st->nodes = nd;
-  if (!AllAgree(ok, comm)) FreeNodes(st);
+  if (!AllAgree(ok, comm)) {
+    FreeNodes(st);
+    return;
+  }
+  // the hierarchical alltoall's chunk (nodes.h), from the smallest slot and the smallest node
+  long long slot = static_cast<long long>(nd->seg->slot), least = slot;
+  size_t m_min = static_cast<size_t>(n);
+  for (const auto& m : nd->members) m_min = std::min(m_min, m.size());
+  if (PMPI_Allreduce(&slot, &least, 1, MPI_LONG_LONG, MPI_MIN, comm) == MPI_SUCCESS && m_min < static_cast<size_t>(n)) {
+    const size_t c = static_cast<size_t>(least) / (2 * (static_cast<size_t>(n) - m_min));
+    nd->chunk = c >= kLine ? c / kLine * kLine : c;
+  }
 }
 
 CommState* TakenOrNodes(MPI_Comm comm) {

@@ -22,6 +22,10 @@ struct Nodes {
   MPI_Comm node_comm = MPI_COMM_NULL;     // my node (host communicator, for packing)
   MPI_Comm leaders = MPI_COMM_NULL;       // the local ranks 0, ranked by node; MPI_COMM_NULL elsewhere
   CommState* seg = nullptr;               // my node's segment (its own rounds, engine.cc)
+  // bytes of one block a round of the hierarchical alltoall moves (hier_alltoall.cc), the same on
+  // every process of the communicator: the smallest slot over all nodes / (2 (n - smallest node)),
+  // so that a round's blocks to or from other nodes fit half of any node's slots; 0: too small
+  size_t chunk = 0;
   // the leader's staging buffers, kept between calls
   std::vector<std::vector<char>> in;          // by local rank: what it sent (NodeGather)
   std::vector<std::vector<struct Span>> out;  // by local rank: what it receives, where it lies (NodeScatter)

@@ -58,6 +58,10 @@ inline uint64_t RoundsFor(size_t bytes, size_t chunk) { return (bytes + chunk - 
 template <class Fill, class Drain>
 bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain drain) {
   RankFlags* mine = st.flags(st.me);
+  if (st.area_used) {  // every rank has read the last round before any half is written again
+    WaitConsumed(st, st.seq);
+    st.area_used = false;
+  }
   uint64_t rounds = 1;
   for (uint64_t r = 0; r < rounds; ++r) {
     const uint64_t s = ++st.seq;
