@@ -74,15 +74,17 @@ bool NodeAllgather(Nodes& nd, const char* mine, size_t len, char* all, bool ok) 
   return Rounds(s, std::max<uint64_t>(1, RoundsFor(len, half)), ok, fill, drain);
 }
 
-// The node's sizes as NodeAllgather left them: per local process l, a header
-// (its chunk), then what it sends to each rank j, then what it receives from j.
+// The node's sizes as stage A left them: per local process l, its chunk,
+// whether its blocks within the node follow its sizes in its half-slot (1),
+// then what it sends to each rank j, then what it receives from j.
 struct Sizes {
   const uint64_t* v;
   size_t un;
-  size_t stride() const { return 1 + 2 * un; }
+  size_t stride() const { return 2 + 2 * un; }
   uint64_t chunk(size_t l) const { return v[l * stride()]; }
-  uint64_t to(size_t l, size_t j) const { return v[l * stride() + 1 + j]; }
-  uint64_t from(size_t l, size_t j) const { return v[l * stride() + 1 + un + j]; }
+  bool inlined(size_t l) const { return v[l * stride() + 1] == 1; }
+  uint64_t to(size_t l, size_t j) const { return v[l * stride() + 2 + j]; }
+  uint64_t from(size_t l, size_t j) const { return v[l * stride() + 2 + un + j]; }
 };
 
 // Walks piece k of the outgoing messages (out = true) or the incoming ones,
@@ -126,13 +128,61 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
   const size_t un = static_cast<size_t>(st.n), ln = static_cast<size_t>(nd.ln), L = nd.members.size();
   const size_t me = static_cast<size_t>(nd.lrank);
   ok = ok && PackSends(send, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
-  // A. sizes
-  std::vector<uint64_t> head(1 + 2 * un, 0), all(ln * (1 + 2 * un));
+  // A. sizes; small blocks within the node ride along (kept aside until the verdict)
+  const std::vector<int>& mine = nd.members[static_cast<size_t>(nd.node)];
+  const size_t hlen = 8 * (2 + 2 * un), half = seg.half();
+  std::vector<uint64_t> head(2 + 2 * un, 0), all(ln * (2 + 2 * un));
   head[0] = nd.chunk;
-  if (ok)
-    for (size_t j = 0; j < un; ++j) head[1 + j] = send[j].bytes, head[1 + un + j] = recv[j].bytes;
-  bool node_ok = NodeAllgather(nd, reinterpret_cast<const char*>(head.data()), 8 * head.size(),
-                               reinterpret_cast<char*>(all.data()), ok);
+  size_t local = 0;                    // my blocks to the other processes of my node
+  std::vector<char>& aside = nd.sbuf;  // the others' blocks to me (the leader's staging buffers are unused here)
+  if (ok) {
+    for (size_t j = 0; j < un; ++j) head[2 + j] = send[j].bytes, head[2 + un + j] = recv[j].bytes;
+    for (size_t l = 0; l < ln; ++l)
+      if (l != me) local += send[static_cast<size_t>(mine[l])].bytes;
+    head[1] = hlen + local <= half ? 1 : 0;
+    size_t bytes = 0;  // what the others of my node send me
+    for (size_t l = 0; l < ln; ++l)
+      if (l != me) bytes += recv[static_cast<size_t>(mine[l])].bytes;
+    try {
+      if (head[1]) aside.resize(bytes);
+    } catch (...) {
+      ok = false;
+    }
+  }
+  bool node_ok, inlined = false;
+  if (hlen <= half) {
+    auto fill = [&](uint64_t) {
+      char* p = seg.slot_of(seg.me);
+      std::memcpy(p, head.data(), hlen);
+      p += hlen;
+      for (size_t l = 0; l < ln && head[1]; ++l) {
+        const Side& b = send[static_cast<size_t>(mine[l])];
+        if (l != me && b.bytes) std::memcpy(p, b.ptr, b.bytes), p += b.bytes;
+      }
+    };
+    auto drain = [&](uint64_t) {
+      for (size_t l = 0; l < ln; ++l) std::memcpy(all.data() + l * head.size(), seg.slot_of(static_cast<int>(l)), hlen);
+      const Sizes sz{all.data(), un};
+      inlined = true;
+      for (size_t l = 0; l < ln; ++l) inlined = inlined && sz.inlined(l);
+      if (!inlined) return;
+      char* at = aside.data();
+      for (size_t l = 0; l < ln; ++l) {
+        if (l == me) continue;
+        const char* p = seg.slot_of(static_cast<int>(l)) + hlen;  // l's blocks to the others before me
+        for (size_t d = 0; d < me; ++d)
+          if (d != l) p += sz.to(l, static_cast<size_t>(mine[d]));
+        const size_t k = std::min(sz.to(l, static_cast<size_t>(mine[me])), sz.from(me, static_cast<size_t>(mine[l])));
+        std::memcpy(at, p, k);
+        at += sz.from(me, static_cast<size_t>(mine[l]));
+      }
+    };
+    node_ok = Rounds(seg, 1, ok, fill, drain);
+  } else {
+    node_ok =
+        NodeAllgather(nd, reinterpret_cast<const char*>(head.data()), hlen, reinterpret_cast<char*>(all.data()), ok);
+  }
+  // (`inlined` is the same on every process of the node: they all read the same headers)
   const Sizes sz{all.data(), un};
   uint64_t pieces = 0;  // what my node's blocks to and from other nodes need
   for (size_t l = 0; l < ln && node_ok; ++l) {
@@ -148,15 +198,18 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
     agreed = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, nd.leaders) == MPI_SUCCESS && v[0] == 0;
     pieces = static_cast<uint64_t>(v[1]);
   }
-  // C. the blocks within the node; its round 0 carries the leaders' verdict
-  const std::vector<int>& mine = nd.members[static_cast<size_t>(nd.node)];
-  std::vector<Side> ls(ln), lr(ln);
-  for (size_t l = 0; l < ln && node_ok; ++l) {
-    const size_t j = static_cast<size_t>(mine[l]);
-    ls[l].ptr = send[j].ptr, ls[l].bytes = send[j].bytes;
-    lr[l].ptr = recv[j].ptr, lr[l].bytes = recv[j].bytes;
+  // C. the blocks within the node, unless they rode along: the node's own
+  // alltoall, whose round 0 carries the leaders' verdict (else D's does)
+  if (!inlined) {
+    std::vector<Side> ls(ln), lr(ln);
+    for (size_t l = 0; l < ln && node_ok; ++l) {
+      const size_t j = static_cast<size_t>(mine[l]);
+      ls[l].ptr = send[j].ptr, ls[l].bytes = send[j].bytes;
+      lr[l].ptr = recv[j].ptr, lr[l].bytes = recv[j].bytes;
+    }
+    if (!Alltoall(seg, ls, lr, agreed, nd.node_comm)) return false;
+    agreed = true;
   }
-  if (!Alltoall(seg, ls, lr, agreed, nd.node_comm)) return false;
   // D. the pieces between nodes (the leader's round count is every leader's: the others' are at most that)
   char* area = seg.base + sizeof(RankFlags) * ln;
   char *outgoing = area, *incoming = area + seg.slot * ln / 2;
@@ -191,8 +244,22 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
   };
   // (every process runs the leader's count, the largest: at least one round, an empty one when no
   // block crosses a node, so that every leader makes the same host calls)
-  Rounds(seg, std::max<uint64_t>(1, 2 * pieces), true, fill, drain);
+  const bool taken = Rounds(seg, std::max<uint64_t>(1, 2 * pieces), agreed, fill, drain);
   seg.area_used = true;  // the next rounds on the segment first wait until everyone has read this one
+  if (!taken) return false;
+  if (inlined) {  // the blocks within the node, mine to myself included
+    const char* at = aside.data();
+    for (size_t l = 0; l < ln; ++l) {
+      Side& r = recv[static_cast<size_t>(mine[l])];
+      const Side& b = send[static_cast<size_t>(mine[l])];
+      if (l == me) {
+        if (r.bytes && r.ptr != b.ptr) std::memcpy(r.ptr, b.ptr, std::min(r.bytes, b.bytes));
+      } else {
+        if (r.bytes) std::memcpy(r.ptr, at, r.bytes);
+        at += r.bytes;
+      }
+    }
+  }
   UnpackRecvs(recv, st.rtmp, comm);
   g_across.fetch_add(1, std::memory_order_relaxed);
   return true;
