@@ -4,18 +4,24 @@
 // whose processes lie on more than one (real or pretend) node; on one node
 // engine.cc's rounds run alone.  L nodes of m processes each, b bytes per block.
 //
-// Allgather(v): every process's block goes to its leader through the segment
-// (NodeGather); the leaders agree (PMPI_Allreduce(MIN) of the nodes'
-// verdicts, 4 bytes), then exchange their nodes' blocks with one
-// PMPI_Allgatherv of MPI_BYTE in place, each node's blocks in rank order of
-// the node (the host chooses its algorithm: with a ring, L - 1 messages out
-// per node, (L - 1) * m * b bytes in and out per node; one network message
-// carries a whole node's blocks, where the host alone sends every rank's
-// block to every other node's ranks: m * m times the messages, m times the
-// bytes per node pair).  Then the leader passes the whole result, node by
-// node, through the node's half-slots (all of them, filled by the leader in
-// turn, m halves per round: NodeBcast) to every local process, which copies
-// each block straight into its receive buffer.
+// Allgather(v): every block's size is known everywhere (the receive counts),
+// so every process lays out the same pieces without a round of sizes.  The
+// node's slots are one area (as in hier_alltoall.cc): its first part holds
+// the node's blocks, the rest every node's.  A block moves in pieces of
+// Nodes::gchunk bytes (chosen so that a round's pieces fit any node's area).
+// The first round writes piece 0 of my block into my node's part and carries
+// the node's verdicts; in it the leader agrees with the others
+// (PMPI_Allreduce(MAX) of the verdicts and the most pieces) and sends piece 0
+// (PMPI_Allgatherv of MPI_BYTE over the leaders, each node's part in local
+// order, into the second part); the next round carries the leaders' verdict
+// and every process copies piece 0 of every block out; further pieces take
+// two rounds each.  Per node and piece: the host's allgatherv over L leaders
+// (with a ring, L - 1 messages out per node, (L - 1) * m * b bytes in and out
+// per node for blocks of b bytes: one network message carries a whole node's
+// blocks, where the host alone sends every rank's block to every other
+// node's ranks, m * m times the messages and m times the bytes per node
+// pair); in the node each byte is copied once in (by its sender) and once
+// out (by each receiver), in parallel.
 // Bcast: a node round agrees within each node, the leaders agree (allreduce),
 // the root's node broadcasts in its segment (engine.cc's Bcast from the root),
 // its leader broadcasts to the other leaders (PMPI_Bcast of the user's buffer
@@ -27,67 +33,158 @@
 // verdict has reached its leader and the leaders have agreed; the node stage
 // that writes receive buffers carries the leaders' verdict in its round 0, so
 // every process of the communicator takes the call or every one passes it.
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
 #include "nodes.h"
+#include "rounds.h"
 
 namespace shmcoll_accel {
+namespace {
+
+// A staging buffer sized to `bytes`; false when memory is short.
+bool Stage(std::vector<char>& v, size_t bytes) {
+  try {
+    v.resize(bytes);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
 
 bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
   Nodes& nd = *st.nodes;
   if (g_finalizing) return false;  // (the segments are unmapped: every process passes)
+  CommState& seg = *nd.seg;
   std::vector<Side> one(1, send);
-  ok = ok && PackSends(one, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
+  ok = ok && nd.gchunk > 0 && PackSends(one, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   const Side& src = one[0];
-  // The result, node by node, each node's blocks in local order (the leaders' layout).
-  std::vector<Span> mine, out;
-  size_t total = 0;
-  bool fits = true;  // every node's part and offset fit an int (the host's counts)
-  if (ok) {
-    nd.rcounts.assign(static_cast<size_t>(nd.count), 0);
-    nd.rdispls.assign(static_cast<size_t>(nd.count), 0);
-    for (int b = 0; b < nd.count; ++b) {
-      fits = fits && total <= static_cast<size_t>(INT_MAX);
-      nd.rdispls[static_cast<size_t>(b)] = static_cast<int>(std::min<size_t>(total, INT_MAX));
-      size_t part = 0;
-      for (int j : nd.members[static_cast<size_t>(b)]) {
-        out.push_back(Span{recv[static_cast<size_t>(j)].ptr, recv[static_cast<size_t>(j)].bytes});
-        part += recv[static_cast<size_t>(j)].bytes;
+  const std::vector<int>& mine = nd.members[static_cast<size_t>(nd.node)];
+  const size_t ln = static_cast<size_t>(nd.ln), L = nd.members.size(), c = nd.gchunk;
+  const size_t me = static_cast<size_t>(nd.lrank);
+  // every block's size is known everywhere (the receive counts): so are the layouts and the pieces
+  uint64_t pieces = 0;
+  for (size_t j = 0; j < recv.size() && ok; ++j) pieces = std::max(pieces, RoundsFor(recv[j].bytes, c));
+  char* area = seg.base + sizeof(RankFlags) * ln;
+  char *outgoing = area, *incoming = area + ln * c;
+  // piece k of my block into my node's part of the outgoing half (its blocks in local order)
+  auto write = [&](uint64_t k) {
+    size_t pos = 0, off, len;
+    for (size_t l = 0; l < me; ++l) pos += Piece(recv[static_cast<size_t>(mine[l])].bytes, k, c, &off);
+    len = Piece(recv[static_cast<size_t>(st.me)].bytes, k, c, &off);
+    if (off < src.bytes) std::memcpy(outgoing + pos, src.ptr + off, std::min(len, src.bytes - off));
+  };
+  // piece k of every block out of the incoming half (node by node, each node's blocks in local order)
+  auto read = [&](uint64_t k) {
+    size_t pos = 0;
+    for (const auto& members : nd.members)
+      for (int j : members) {
+        size_t off, len = Piece(recv[static_cast<size_t>(j)].bytes, k, c, &off);
+        if (len) std::memcpy(recv[static_cast<size_t>(j)].ptr + off, incoming + pos, len), pos += len;
       }
-      fits = fits && part <= static_cast<size_t>(INT_MAX);
-      nd.rcounts[static_cast<size_t>(b)] = static_cast<int>(std::min<size_t>(part, INT_MAX));
-      total += part;
+  };
+  // the leader: piece k of every node's part, from the outgoing half into the incoming one
+  auto exchange = [&](uint64_t k) {
+    nd.rcounts.assign(L, 0), nd.rdispls.assign(L, 0);
+    for (size_t b = 0, at = 0; b < L; at += static_cast<size_t>(nd.rcounts[b]), ++b) {
+      size_t part = 0, off;
+      for (int j : nd.members[b]) part += Piece(recv[static_cast<size_t>(j)].bytes, k, c, &off);
+      nd.rcounts[b] = static_cast<int>(part), nd.rdispls[b] = static_cast<int>(at);
     }
-    ok = fits;
-    mine.push_back(Span{src.ptr, src.bytes});
-  }
-  bool all = NodeGather(nd, mine, ok);
-  if (nd.leader()) {
-    bool mem = all;
-    if (mem) try {
-        nd.rbuf.resize(total);
-      } catch (...) {
-        mem = false;
-      }
-    all = LeadersAgree(nd, mem);
-    if (all) {
-      // my node's blocks into place, then everybody's
-      size_t at = static_cast<size_t>(nd.rdispls[static_cast<size_t>(nd.node)]);
-      const std::vector<int>& mem_of = nd.members[static_cast<size_t>(nd.node)];
-      for (int l = 0; l < nd.ln; ++l) {
-        const size_t want = recv[static_cast<size_t>(mem_of[static_cast<size_t>(l)])].bytes;
-        const std::vector<char>& v = nd.in[static_cast<size_t>(l)];
-        std::memcpy(nd.rbuf.data() + at, v.data(), std::min(want, v.size()));
-        at += want;
-      }
-      all = PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, nd.rbuf.data(), nd.rcounts.data(), nd.rdispls.data(), MPI_BYTE,
-                            nd.leaders) == MPI_SUCCESS;
-      // (an error here after the agreement cannot be declined any more; the host's
-      // default handler has already ended the job, as it would without the accelerator)
+    // (after the agreement: an error here has normally ended the job through the host's handler)
+    PMPI_Allgatherv(outgoing, nd.rcounts[static_cast<size_t>(nd.node)], MPI_BYTE, incoming, nd.rcounts.data(),
+                    nd.rdispls.data(), MPI_BYTE, nd.leaders);
+  };
+  bool agreed = false;
+  auto agree = [&](bool node_ok) {  // the leaders: the verdict and the most pieces
+    long long v[2] = {node_ok ? 0 : 1, static_cast<long long>(pieces)};
+    agreed = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, nd.leaders) == MPI_SUCCESS && v[0] == 0;
+    pieces = static_cast<uint64_t>(v[1]);
+  };
+  // Small: every block at once in the half-slots (parity-safe, so no wait for the area): my block
+  // into my half; the leader agrees, gathers its node's blocks and receives every node's into its
+  // half of the next round, which carries the leaders' verdict and which every process reads.
+  size_t total = 0, part = 0;  // every block; my node's
+  for (const Side& r : recv) total += r.bytes;
+  for (int j : mine) part += recv[static_cast<size_t>(j)].bytes;
+  if (ok && total <= nd.least_half) {  // (the same choice on every node)
+    ok = !nd.leader() || Stage(nd.sbuf, part);
+    const bool node_small = Rounds(
+        seg, 1, ok,
+        [&](uint64_t) {
+          if (src.bytes) std::memcpy(seg.slot_of(seg.me), src.ptr, std::min(src.bytes, recv[st.me].bytes));
+        },
+        [&](uint64_t) {
+          if (!nd.leader()) return;
+          agree(true);
+          if (!agreed || !total) return;
+          nd.rcounts.assign(L, 0), nd.rdispls.assign(L, 0);
+          for (size_t l = 0, at = 0; l < ln; ++l) {
+            const size_t k = recv[static_cast<size_t>(mine[l])].bytes;
+            std::memcpy(nd.sbuf.data() + at, seg.slot_of(static_cast<int>(l)), k), at += k;
+          }
+          for (size_t b = 0, at = 0; b < L; at += static_cast<size_t>(nd.rcounts[b]), ++b) {
+            for (int j : nd.members[b]) nd.rcounts[b] += static_cast<int>(recv[static_cast<size_t>(j)].bytes);
+            nd.rdispls[b] = static_cast<int>(at);
+          }
+          char* next = seg.base + sizeof(RankFlags) * ln + ((seg.seq + 1) & 1) * seg.half();  // my next half
+          PMPI_Allgatherv(nd.sbuf.data(), nd.rcounts[static_cast<size_t>(nd.node)], MPI_BYTE, next, nd.rcounts.data(),
+                          nd.rdispls.data(), MPI_BYTE, nd.leaders);
+        });
+    if (!node_small) {
+      if (nd.leader()) agree(false);
+      return false;
     }
+    const bool taken = Rounds(
+        seg, 1, nd.leader() ? agreed : true, [](uint64_t) {},
+        [&](uint64_t) {
+          const char* at = seg.slot_of(0);  // the leader's half of this round
+          for (const auto& members : nd.members)
+            for (int j : members) {
+              Side& r = recv[static_cast<size_t>(j)];
+              if (r.bytes) std::memcpy(r.ptr, at, r.bytes), at += r.bytes;
+            }
+        });
+    if (!taken) return false;
+    UnpackRecvs(recv, st.rtmp, comm);
+    g_across.fetch_add(1, std::memory_order_relaxed);
+    return true;
   }
-  if (!NodeBcast(nd, nd.rbuf.data(), total, out, nd.leader() ? all : ok)) return false;
+  // 1. one round: piece 0 in; the node's verdicts; the leader agrees and sends piece 0
+  const bool node_ok = Rounds(
+      seg, 1, ok,
+      [&](uint64_t) {
+        WaitConsumed(seg, seg.seq - 1);  // everyone has read the rounds before (the area is their half-slots too)
+        write(0);
+      },
+      [&](uint64_t) {
+        if (!nd.leader()) return;
+        agree(true);
+        if (agreed && pieces) exchange(0);
+      });
+  if (!node_ok) {
+    if (nd.leader()) agree(false);  // (the other leaders wait for this node's verdict)
+    seg.area_used = true;
+    return false;
+  }
+  // 2. round 0 carries the leaders' verdict and reads piece 0; then per piece k >= 1 a round
+  // writing it (the leader sending it) and one reading it
+  const bool taken = Rounds(
+      seg, std::max<uint64_t>(1, 2 * pieces - (pieces > 0)), nd.leader() ? agreed : true,
+      [&](uint64_t r) {
+        if (r % 2) write((r + 1) / 2);
+      },
+      [&](uint64_t r) {
+        if (r % 2 == 0)
+          read(r / 2);
+        else if (nd.leader())
+          exchange((r + 1) / 2);
+      });
+  seg.area_used = true;  // the next rounds on the segment first wait until everyone has read this one
+  if (!taken) return false;
   UnpackRecvs(recv, st.rtmp, comm);
   g_across.fetch_add(1, std::memory_order_relaxed);
   return true;

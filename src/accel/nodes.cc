@@ -25,9 +25,9 @@
 // one process on each node (nothing to aggregate: the host alone does better).
 //
 // Node stages: sequences of the node segment's rounds (engine.cc, Rounds), of
-// at most half a slot per round and rank.  Gather: each rank writes its bytes
-// (after an 8-byte length) into its own half, the leader copies every half
-// out.  Scatter: the leader writes each rank's bytes into that rank's half,
+// at most half a slot per round and rank (the reductions' stages; the
+// alltoall and the allgather use the node's slots as one area instead).
+// Scatter: the leader writes each rank's bytes into that rank's half,
 // each rank copies its own out.  Bcast: the leader fills every rank's half in
 // turn, every rank reads them all.
 // Round 0 carries every local rank's verdict, so a stage also agrees.
@@ -171,6 +171,9 @@ void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node) {
   if (PMPI_Allreduce(&slot, &least, 1, MPI_LONG_LONG, MPI_MIN, comm) == MPI_SUCCESS && m_min < static_cast<size_t>(n)) {
     const size_t c = static_cast<size_t>(least) / (2 * (static_cast<size_t>(n) - m_min));
     nd->chunk = c >= kLine ? c / kLine * kLine : c;
+    const size_t g = m_min * static_cast<size_t>(least) / (m_min + static_cast<size_t>(n));
+    nd->gchunk = g >= kLine ? g / kLine * kLine : g;
+    nd->least_half = static_cast<size_t>(least) / 2;
   }
 }
 
@@ -195,51 +198,6 @@ void FreeNodes(CommState* st) {
 }
 
 bool LeadersAgree(Nodes& nd, bool ok) { return nd.leader() && AllAgree(ok, nd.leaders); }
-
-bool NodeGather(Nodes& nd, const std::vector<Span>& mine, bool ok) {
-  CommState& s = *nd.seg;
-  const size_t chunk = s.half();  // at least 64 * ln bytes
-  const uint64_t len = Total(mine);
-  const uint64_t need = 1 + (len > chunk - 8 ? Ceil(len - (chunk - 8), chunk) : 0);
-  Cursor src(mine);
-  std::vector<size_t> got;
-  if (nd.leader()) {
-    nd.in.resize(static_cast<size_t>(nd.ln));
-    got.assign(static_cast<size_t>(nd.ln), 0);
-  }
-  bool fail = false;  // a leader short of memory: an error nobody else sees (see below)
-  auto fill = [&](uint64_t r) {
-    char* out = s.slot_of(s.me);
-    size_t room = chunk;
-    if (r == 0) std::memcpy(out, &len, 8), out += 8, room -= 8;
-    src.Move<true>(out, room);
-  };
-  auto drain = [&](uint64_t r) {
-    if (!nd.leader()) return;
-    for (int l = 0; l < nd.ln; ++l) {
-      const char* in = s.slot_of(l);
-      size_t room = chunk;
-      std::vector<char>& v = nd.in[static_cast<size_t>(l)];
-      if (r == 0) {
-        uint64_t n;
-        std::memcpy(&n, in, 8);
-        in += 8, room -= 8;
-        try {
-          v.resize(n);
-        } catch (...) {
-          v.clear();
-          fail = true;
-        }
-      }
-      const size_t k = std::min(room, v.size() - std::min(v.size(), got[static_cast<size_t>(l)]));
-      if (k) std::memcpy(v.data() + got[static_cast<size_t>(l)], in, k);
-      got[static_cast<size_t>(l)] += k;
-    }
-  };
-  // A leader that could not hold the data still runs every round and then
-  // reports false: it is the leader whose verdict the next agreement carries.
-  return Rounds(s, need, ok, fill, drain) && !fail;
-}
 
 // (The leader writes into the other ranks' halves, which they do not use in
 // these stages: a round starts when every rank has read the round two before,

@@ -26,8 +26,11 @@ struct Nodes {
   // every process of the communicator: the smallest slot over all nodes / (2 (n - smallest node)),
   // so that a round's blocks to or from other nodes fit half of any node's slots; 0: too small
   size_t chunk = 0;
+  // bytes of one block a round of the hierarchical allgather moves (hier.cc), the same everywhere:
+  // m * slot / (m + n) for the smallest node and slot, so that a round's pieces fit any node's slots
+  size_t gchunk = 0;
+  size_t least_half = 0;  // the smallest half-slot of any node (a choice every node must make alike)
   // the leader's staging buffers, kept between calls
-  std::vector<std::vector<char>> in;          // by local rank: what it sent (NodeGather)
   std::vector<std::vector<struct Span>> out;  // by local rank: what it receives, where it lies (NodeScatter)
   std::vector<char> sbuf, rbuf;
   std::vector<int> scounts, sdispls, rcounts, rdispls;
@@ -44,13 +47,10 @@ struct Span {
 // The node stages, each a sequence of rounds on the node's segment whose
 // round 0 carries every local rank's verdict (false: some rank of the node
 // passed ok = false, and nothing was written).
-//   NodeGather: every local rank's bytes (the spans, in order) reach the
-//     leader, in nd.in[local rank], sized to what each sent.
 //   NodeScatter: the bytes of the leader's spans nd.out[l] reach local rank l,
 //     written into its own spans (which add up to the same size).
 //   NodeBcast: the leader's `data` (bytes) reaches every local rank, written
 //     into its spans (which add up to bytes).
-bool NodeGather(Nodes& nd, const std::vector<Span>& mine, bool ok);
 bool NodeScatter(Nodes& nd, const std::vector<Span>& mine, bool ok);
 bool NodeBcast(Nodes& nd, const char* data, size_t bytes, const std::vector<Span>& mine, bool ok);
 // The leaders' agreement: every node's verdict, PMPI_Allreduce(MIN) over the leaders.

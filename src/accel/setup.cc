@@ -46,7 +46,7 @@ MPI_Request g_progress_req = MPI_REQUEST_NULL;
 char g_progress_byte;
 
 size_t SlotBytes(int n) {
-  size_t slot = 256 * 1024;
+  size_t slot = 1024 * 1024;  // (only the pages blocks are written to are ever used)
   if (const char* e = std::getenv("SHMCOLL_ACCEL_SLOT_BYTES")) {
     char* end = nullptr;
     unsigned long long v = std::strtoull(e, &end, 0);
