@@ -41,20 +41,6 @@
 #include "rounds.h"
 
 namespace shmcoll_accel {
-namespace {
-
-// A staging buffer sized to `bytes`; false when memory is short.
-bool Stage(std::vector<char>& v, size_t bytes) {
-  try {
-    v.resize(bytes);
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
-}  // namespace
-
 bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
   Nodes& nd = *st.nodes;
   if (g_finalizing) return false;  // (the segments are unmapped: every process passes)

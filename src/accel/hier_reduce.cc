@@ -45,20 +45,6 @@
 #include "nodes.h"
 
 namespace shmcoll_accel {
-namespace {
-
-// The leader's staging buffers sized to `bytes`; false when memory is short.
-bool Stage(std::vector<char>& v, size_t bytes) {
-  try {
-    v.resize(bytes);
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
-}  // namespace
-
 bool HierReduce(CommState& st, const void* in, void* out, size_t count, const Fold& f, MPI_Datatype type, MPI_Op op,
                 int root, bool ok) {
   Nodes& nd = *st.nodes;

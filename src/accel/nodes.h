@@ -44,6 +44,16 @@ struct Span {
   size_t n;
 };
 
+// A leader's staging buffer sized to `bytes`; false when memory is short.
+inline bool Stage(std::vector<char>& v, size_t bytes) {
+  try {
+    v.resize(bytes);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 // The node stages, each a sequence of rounds on the node's segment whose
 // round 0 carries every local rank's verdict (false: some rank of the node
 // passed ok = false, and nothing was written).
