@@ -66,7 +66,8 @@ bool HierReduce(CommState& st, const void* in, void* out, size_t count, const Fo
         all = PMPI_Allreduce(MPI_IN_PLACE, nd.rbuf.data(), c, type, op, nd.leaders) == MPI_SUCCESS;
       } else {
         // Into a second buffer, not in place: MPICH 4.0.2's in-place reduce reads through
-        // MPI_IN_PLACE from 8 KiB on (a segmentation fault; tests/accel/list.txt).  A
+        // MPI_IN_PLACE (a segmentation fault, seen with 1000 doubles at root 1 of 2 processes,
+        // not with 5; the accelerator's reduce_order test under MPICH hit it here).  A
         // non-root's receive buffer goes unused.
         all = Stage(nd.sbuf, bytes) &&
               PMPI_Reduce(nd.rbuf.data(), nd.sbuf.data(), c, type, op, rnode, nd.leaders) == MPI_SUCCESS;
