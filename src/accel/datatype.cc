@@ -4,7 +4,8 @@
 // through a contiguous staging buffer, which is correct for every type the
 // host accepts provided the host's packed form is the type signature's bytes
 // in order.  That is checked once per process (PackIsRaw); where it does not
-// hold, blocks of derived types are declined.
+// hold, blocks of derived types are declined.  A predefined type's size,
+// extent and shape are asked of the host once (four queries) and kept.
 #include <climits>
 #include <cstring>
 
@@ -52,6 +53,24 @@ bool Grow(std::vector<char>& tmp, size_t total) {
   return true;
 }
 
+// Predefined types looked up once (their handles are never freed, so never
+// reused for another type); derived types are queried on every call.
+struct Named {
+  MPI_Datatype type;
+  int size;
+  MPI_Aint extent;
+  bool plain;  // lower bound 0, no holes: a block is its bytes
+};
+constexpr int kNamed = 32;
+Named g_named[kNamed];
+int g_nnamed = 0;  // (calls are taken only below MPI_THREAD_MULTIPLE: one at a time)
+
+const Named* FindNamed(MPI_Datatype type) {
+  for (int i = 0; i < g_nnamed; ++i)
+    if (g_named[i].type == type) return &g_named[i];
+  return nullptr;
+}
+
 }  // namespace
 
 bool Describe(const void* buf, MPI_Aint disp, int count, MPI_Datatype type, Side* side) {
@@ -62,15 +81,24 @@ bool Describe(const void* buf, MPI_Aint disp, int count, MPI_Datatype type, Side
   if (count < 0) return false;
   if (count == 0) return true;
   if (type == MPI_DATATYPE_NULL) return false;
-  int size = 0, ni, na, nd, combiner;
-  MPI_Aint lb, extent, tlb, textent;
-  if (PMPI_Type_size(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
-      PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS ||
-      PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
-    return false;
+  int size = 0;
+  MPI_Aint extent = 0;
+  bool plain;
+  if (const Named* t = FindNamed(type)) {
+    size = t->size, extent = t->extent, plain = t->plain;
+  } else {
+    int ni, na, nd, combiner;
+    MPI_Aint lb, tlb, textent;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent(type, &tlb, &textent) != MPI_SUCCESS ||
+        PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
+      return false;
+    plain = combiner == MPI_COMBINER_NAMED && lb == 0 && tlb == 0 && extent == size && textent == size;
+    if (combiner == MPI_COMBINER_NAMED && g_nnamed < kNamed) g_named[g_nnamed++] = Named{type, size, extent, plain};
+  }
   side->bytes = static_cast<size_t>(size) * static_cast<size_t>(count);
   side->buf = static_cast<const char*>(buf) + disp * extent;
-  if (combiner == MPI_COMBINER_NAMED && lb == 0 && tlb == 0 && extent == size && textent == size) {
+  if (plain) {
     side->ptr = const_cast<char*>(static_cast<const char*>(side->buf));
     return true;
   }
