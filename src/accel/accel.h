@@ -52,8 +52,8 @@ struct CommState {
   size_t slot = 0;       // bytes of each rank's slot
   char* base = nullptr;  // the mapping: n RankFlags, then n slots
   size_t map_bytes = 0;
-  uint64_t seq = 0;                            // rounds run so far (the same on every rank)
-  unsigned spin = 256;                         // pauses before a wait yields: 0 when the processes outnumber the cores
+  uint64_t seq = 0;        // rounds run so far (the same on every rank)
+  unsigned spin = 256;     // pauses before a wait yields: 0 when the processes outnumber the cores
   bool area_used = false;  // the last round wrote outside the half-slots (hier_alltoall.cc): the next waits for all
   std::vector<char> stmp, rtmp;                // packed send / receive data of derived types
   CommState *prev = nullptr, *next = nullptr;  // list of mapped states
@@ -63,10 +63,11 @@ struct CommState {
 
   RankFlags* flags(int r) const { return reinterpret_cast<RankFlags*>(base) + r; }
   size_t half() const { return slot / 2; }  // bytes a round moves through one slot
-  // rank r's half-slot for the current round (seq)
-  char* slot_of(int r) const {
-    return base + sizeof(RankFlags) * n + slot * static_cast<size_t>(r) + (seq & 1) * half();
-  }
+  // the slots as one area (n * slot bytes, after the flags)
+  char* area() const { return base + sizeof(RankFlags) * n; }
+  // rank r's half-slot for round s (by its parity), and for the current round (seq)
+  char* half_of(int r, uint64_t s) const { return area() + slot * static_cast<size_t>(r) + (s & 1) * half(); }
+  char* slot_of(int r) const { return half_of(r, seq); }
 };
 
 // setup.cc: the state of a communicator, set up at its first collective

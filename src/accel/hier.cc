@@ -35,6 +35,7 @@
 // every process of the communicator takes the call or every one passes it.
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 
 #include "nodes.h"
@@ -54,8 +55,7 @@ bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, 
   // every block's size is known everywhere (the receive counts): so are the layouts and the pieces
   uint64_t pieces = 0;
   for (size_t j = 0; j < recv.size() && ok; ++j) pieces = std::max(pieces, RoundsFor(recv[j].bytes, c));
-  char* area = seg.base + sizeof(RankFlags) * ln;
-  char *outgoing = area, *incoming = area + ln * c;
+  char *outgoing = seg.area(), *incoming = seg.area() + ln * c;
   // piece k of my block into my node's part of the outgoing half (its blocks in local order)
   auto write = [&](uint64_t k) {
     size_t pos = 0, off, len;
@@ -63,33 +63,29 @@ bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, 
     len = Piece(recv[static_cast<size_t>(st.me)].bytes, k, c, &off);
     if (off < src.bytes) std::memcpy(outgoing + pos, src.ptr + off, std::min(len, src.bytes - off));
   };
-  // piece k of every block out of the incoming half (node by node, each node's blocks in local order)
-  auto read = [&](uint64_t k) {
-    size_t pos = 0;
+  // piece k (of `chunk` bytes; whole blocks with SIZE_MAX) of every block out of `from`, node by
+  // node, each node's blocks in local order
+  auto read = [&](const char* from, uint64_t k, size_t chunk) {
     for (const auto& members : nd.members)
       for (int j : members) {
-        size_t off, len = Piece(recv[static_cast<size_t>(j)].bytes, k, c, &off);
-        if (len) std::memcpy(recv[static_cast<size_t>(j)].ptr + off, incoming + pos, len), pos += len;
+        size_t off, len = Piece(recv[static_cast<size_t>(j)].bytes, k, chunk, &off);
+        if (len) std::memcpy(recv[static_cast<size_t>(j)].ptr + off, from, len), from += len;
       }
   };
-  // the leader: piece k of every node's part, from the outgoing half into the incoming one
-  auto exchange = [&](uint64_t k) {
+  // the leader: piece k of every node's part from `out` into `in`, where the same walk reads it
+  auto exchange = [&](const char* out, char* in, uint64_t k, size_t chunk) {
     nd.rcounts.assign(L, 0), nd.rdispls.assign(L, 0);
     for (size_t b = 0, at = 0; b < L; at += static_cast<size_t>(nd.rcounts[b]), ++b) {
       size_t part = 0, off;
-      for (int j : nd.members[b]) part += Piece(recv[static_cast<size_t>(j)].bytes, k, c, &off);
+      for (int j : nd.members[b]) part += Piece(recv[static_cast<size_t>(j)].bytes, k, chunk, &off);
       nd.rcounts[b] = static_cast<int>(part), nd.rdispls[b] = static_cast<int>(at);
     }
     // (after the agreement: an error here has normally ended the job through the host's handler)
-    PMPI_Allgatherv(outgoing, nd.rcounts[static_cast<size_t>(nd.node)], MPI_BYTE, incoming, nd.rcounts.data(),
-                    nd.rdispls.data(), MPI_BYTE, nd.leaders);
+    PMPI_Allgatherv(out, nd.rcounts[static_cast<size_t>(nd.node)], MPI_BYTE, in, nd.rcounts.data(), nd.rdispls.data(),
+                    MPI_BYTE, nd.leaders);
   };
   bool agreed = false;
-  auto agree = [&](bool node_ok) {  // the leaders: the verdict and the most pieces
-    long long v[2] = {node_ok ? 0 : 1, static_cast<long long>(pieces)};
-    agreed = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, nd.leaders) == MPI_SUCCESS && v[0] == 0;
-    pieces = static_cast<uint64_t>(v[1]);
-  };
+  auto agree = [&](bool node_ok) { agreed = LeadersAgreeMax(nd, node_ok, &pieces); };
   // Small: every block at once in the half-slots (parity-safe, so no wait for the area): my block
   // into my half; the leader agrees, gathers its node's blocks and receives every node's into its
   // half of the next round, which carries the leaders' verdict and which every process reads.
@@ -107,18 +103,11 @@ bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, 
           if (!nd.leader()) return;
           agree(true);
           if (!agreed || !total) return;
-          nd.rcounts.assign(L, 0), nd.rdispls.assign(L, 0);
           for (size_t l = 0, at = 0; l < ln; ++l) {
             const size_t k = recv[static_cast<size_t>(mine[l])].bytes;
             std::memcpy(nd.sbuf.data() + at, seg.slot_of(static_cast<int>(l)), k), at += k;
           }
-          for (size_t b = 0, at = 0; b < L; at += static_cast<size_t>(nd.rcounts[b]), ++b) {
-            for (int j : nd.members[b]) nd.rcounts[b] += static_cast<int>(recv[static_cast<size_t>(j)].bytes);
-            nd.rdispls[b] = static_cast<int>(at);
-          }
-          char* next = seg.base + sizeof(RankFlags) * ln + ((seg.seq + 1) & 1) * seg.half();  // my next half
-          PMPI_Allgatherv(nd.sbuf.data(), nd.rcounts[static_cast<size_t>(nd.node)], MPI_BYTE, next, nd.rcounts.data(),
-                          nd.rdispls.data(), MPI_BYTE, nd.leaders);
+          exchange(nd.sbuf.data(), seg.half_of(0, seg.seq + 1), 0, SIZE_MAX);  // into my half of the next round
         });
     if (!node_small) {
       if (nd.leader()) agree(false);
@@ -126,14 +115,7 @@ bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, 
     }
     const bool taken = Rounds(
         seg, 1, nd.leader() ? agreed : true, [](uint64_t) {},
-        [&](uint64_t) {
-          const char* at = seg.slot_of(0);  // the leader's half of this round
-          for (const auto& members : nd.members)
-            for (int j : members) {
-              Side& r = recv[static_cast<size_t>(j)];
-              if (r.bytes) std::memcpy(r.ptr, at, r.bytes), at += r.bytes;
-            }
-        });
+        [&](uint64_t) { read(seg.slot_of(0), 0, SIZE_MAX); });  // the leader's half of this round
     if (!taken) return false;
     UnpackRecvs(recv, st.rtmp, comm);
     g_across.fetch_add(1, std::memory_order_relaxed);
@@ -149,7 +131,7 @@ bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, 
       [&](uint64_t) {
         if (!nd.leader()) return;
         agree(true);
-        if (agreed && pieces) exchange(0);
+        if (agreed && pieces) exchange(outgoing, incoming, 0, c);
       });
   if (!node_ok) {
     if (nd.leader()) agree(false);  // (the other leaders wait for this node's verdict)
@@ -165,9 +147,9 @@ bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, 
       },
       [&](uint64_t r) {
         if (r % 2 == 0)
-          read(r / 2);
+          read(incoming, r / 2, c);
         else if (nd.leader())
-          exchange((r + 1) / 2);
+          exchange(outgoing, incoming, (r + 1) / 2, c);
       });
   seg.area_used = true;  // the next rounds on the segment first wait until everyone has read this one
   if (!taken) return false;

@@ -193,11 +193,7 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
   }
   // B. the leaders agree on the verdict and the number of pieces
   bool agreed = node_ok;
-  if (nd.leader()) {
-    long long v[2] = {node_ok ? 0 : 1, static_cast<long long>(pieces)};
-    agreed = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, nd.leaders) == MPI_SUCCESS && v[0] == 0;
-    pieces = static_cast<uint64_t>(v[1]);
-  }
+  if (nd.leader()) agreed = LeadersAgreeMax(nd, node_ok, &pieces);
   // C. the blocks within the node, unless they rode along: the node's own
   // alltoall, whose round 0 carries the leaders' verdict (else D's does)
   if (!inlined) {
@@ -211,8 +207,7 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
     agreed = true;
   }
   // D. the pieces between nodes (the leader's round count is every leader's: the others' are at most that)
-  char* area = seg.base + sizeof(RankFlags) * ln;
-  char *outgoing = area, *incoming = area + seg.slot * ln / 2;
+  char *outgoing = seg.area(), *incoming = seg.area() + seg.slot * ln / 2;
   std::vector<size_t> sbytes(L), rbytes(L);
   auto fill = [&](uint64_t r) {
     if (r % 2) return;

@@ -50,8 +50,10 @@ bool HierReduce(CommState& st, const void* in, void* out, size_t count, const Fo
   Nodes& nd = *st.nodes;
   if (g_finalizing) return false;  // (the segments are unmapped: every process passes)
   const size_t bytes = count * (f.extent ? f.extent : 1);
-  // only the leader stages (a local verdict: others never touch nd.rbuf here)
-  ok = ok && count <= static_cast<size_t>(INT_MAX) && (!nd.leader() || Stage(nd.rbuf, bytes));
+  // only the leader stages (a local verdict: others never touch nd.rbuf here); a reduce also needs
+  // its second buffer, staged before the agreement like the first
+  ok = ok && count <= static_cast<size_t>(INT_MAX) &&
+       (!nd.leader() || (Stage(nd.rbuf, bytes) && (root < 0 || Stage(nd.sbuf, bytes))));
   const bool node = ReduceRounds(*nd.seg, static_cast<const char*>(in), nd.rbuf.data(), ok ? count : 0, f, 0, ok);
   const int rnode = root < 0 ? -1 : nd.node_of[static_cast<size_t>(root)];
   const bool deliver_here = root < 0 || nd.node == rnode;
@@ -69,8 +71,7 @@ bool HierReduce(CommState& st, const void* in, void* out, size_t count, const Fo
         // MPI_IN_PLACE (a segmentation fault, seen with 1000 doubles at root 1 of 2 processes,
         // not with 5; the accelerator's reduce_order test under MPICH hit it here).  A
         // non-root's receive buffer goes unused.
-        all = Stage(nd.sbuf, bytes) &&
-              PMPI_Reduce(nd.rbuf.data(), nd.sbuf.data(), c, type, op, rnode, nd.leaders) == MPI_SUCCESS;
+        all = PMPI_Reduce(nd.rbuf.data(), nd.sbuf.data(), c, type, op, rnode, nd.leaders) == MPI_SUCCESS;
         if (all && deliver_here) nd.rbuf.swap(nd.sbuf);
       }
       // (an error here after the agreement cannot be declined any more; the host's

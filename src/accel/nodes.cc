@@ -199,6 +199,13 @@ void FreeNodes(CommState* st) {
 
 bool LeadersAgree(Nodes& nd, bool ok) { return nd.leader() && AllAgree(ok, nd.leaders); }
 
+bool LeadersAgreeMax(Nodes& nd, bool ok, uint64_t* pieces) {
+  long long v[2] = {ok ? 0 : 1, static_cast<long long>(*pieces)};
+  const bool done = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, nd.leaders) == MPI_SUCCESS;
+  *pieces = static_cast<uint64_t>(v[1]);
+  return done && v[0] == 0;
+}
+
 // (The leader writes into the other ranks' halves, which they do not use in
 // these stages: a round starts when every rank has read the round two before,
 // the last one to use those halves.)

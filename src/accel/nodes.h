@@ -65,6 +65,8 @@ bool NodeScatter(Nodes& nd, const std::vector<Span>& mine, bool ok);
 bool NodeBcast(Nodes& nd, const char* data, size_t bytes, const std::vector<Span>& mine, bool ok);
 // The leaders' agreement: every node's verdict, PMPI_Allreduce(MIN) over the leaders.
 bool LeadersAgree(Nodes& nd, bool ok);
+// The same, and the largest of the nodes' *pieces (set to it): one PMPI_Allreduce(MAX) of two values.
+bool LeadersAgreeMax(Nodes& nd, bool ok, uint64_t* pieces);
 
 }  // namespace shmcoll_accel
 

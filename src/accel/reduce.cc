@@ -47,11 +47,6 @@ size_t SplitBytes() {
   return bytes;
 }
 
-// Rank r's half-slot of parity p.
-inline char* HalfOf(const CommState& st, int r, uint64_t p) {
-  return st.base + sizeof(RankFlags) * st.n + st.slot * static_cast<size_t>(r) + (p & 1) * st.half();
-}
-
 // out = a0 (op) (a1 (op) ... a(n-1)) over `elems` elements, where a(j) is at
 // src(j) + byte offset `at`; out may be a receive buffer (never one of the a(j)).
 template <class Src>
@@ -103,13 +98,13 @@ bool ReduceRounds(CommState& st, const char* in, char* out, size_t count, const 
       len = Piece(count, r - 1, per, &off);
       for (int k = 0; k < n; ++k) {
         const int j = (me + k) % n;
-        if ((sl = slice(len, j, &lo))) std::memcpy(out + (off + lo) * ext, HalfOf(st, j, st.seq) + rpos, sl * ext);
+        if ((sl = slice(len, j, &lo))) std::memcpy(out + (off + lo) * ext, st.half_of(j, st.seq) + rpos, sl * ext);
       }
     }
     len = Piece(count, r, per, &off);
     if ((sl = slice(len, me, &lo)))
       FoldAll(
-          st, f, [&](int j) { return st.slot_of(j); }, lo * ext, HalfOf(st, me, st.seq + 1) + rpos, sl);
+          st, f, [&](int j) { return st.slot_of(j); }, lo * ext, st.half_of(me, st.seq + 1) + rpos, sl);
   };
   return RunRounds(st, ok && count ? pieces + 1 : 1, ok, fill, drain);
 }
