@@ -19,6 +19,10 @@
 #include <functional>
 #include <vector>
 
+namespace shmcoll::dt {
+class Type;  // the engine's datatype description (src/dt/datatype.h)
+}
+
 namespace shmcoll_accel {
 
 constexpr size_t kLine = 64;
@@ -99,15 +103,21 @@ struct Side {
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   size_t bytes = 0;
-  bool packed = false;  // a derived type: goes through stmp/rtmp
-  bool copy = false;    // contiguous but copied to stmp first (MPI_IN_PLACE alltoall)
-  size_t tmp_off = 0;   // offset in stmp/rtmp
-  char* ptr = nullptr;  // contiguous bytes of the block
+  bool packed = false;                         // a derived type: goes through stmp/rtmp
+  const shmcoll::dt::Type* decoded = nullptr;  // packed by the engine (else by the host's PMPI_Pack)
+  bool copy = false;                           // contiguous but copied to stmp first (MPI_IN_PLACE alltoall)
+  size_t tmp_off = 0;                          // offset in stmp/rtmp
+  char* ptr = nullptr;                         // contiguous bytes of the block
 };
 
 // datatype.cc: describes buf/count/type (the block at element displacement
 // disp); false when it is not handled.
 bool Describe(const void* buf, MPI_Aint disp, int count, MPI_Datatype type, Side* side);
+// decode.cc: the engine's description of a derived type, decoded at its first
+// use and kept on the type; nullptr when the host packs it itself (or
+// SHMCOLL_ACCEL_DECODE=0).  Types decoded (true) or left to the host (false) so far.
+const shmcoll::dt::Type* Decoded(MPI_Datatype type);
+long TypesDecoded(bool decoded);
 // Lays out the packed sides in tmp and packs the send sides; false on failure.
 bool PackSends(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm);
 bool LayoutRecvs(std::vector<Side>& sides, std::vector<char>& tmp);

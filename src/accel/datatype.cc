@@ -1,11 +1,15 @@
 // Datatypes: a block is taken as contiguous bytes when its type is a
-// predefined type without holes (size == extent, lower bound 0); any other
-// type is packed and unpacked by the host itself (PMPI_Pack / PMPI_Unpack)
-// through a contiguous staging buffer, which is correct for every type the
-// host accepts provided the host's packed form is the type signature's bytes
-// in order.  That is checked once per process (PackIsRaw); where it does not
-// hold, blocks of derived types are declined.  A predefined type's size,
+// predefined type without holes (size == extent, lower bound 0) or a derived
+// type whose data is one run.  Any other derived type is packed into and
+// unpacked from a contiguous staging buffer: by the engine's datatype loops
+// when it was decoded (decode.cc, once per type), else by the host itself
+// (PMPI_Pack / PMPI_Unpack), which is correct for every type the host
+// accepts provided the host's packed form is the type signature's bytes in
+// order.  That is checked once per process (PackIsRaw); where it does not
+// hold, blocks of types not decoded are declined.  A predefined type's size,
 // extent and shape are asked of the host once (four queries) and kept.
+#include "dt/datatype.h"
+
 #include <climits>
 #include <cstring>
 
@@ -86,6 +90,17 @@ bool Describe(const void* buf, MPI_Aint disp, int count, MPI_Datatype type, Side
   bool plain;
   if (const Named* t = FindNamed(type)) {
     size = t->size, extent = t->extent, plain = t->plain;
+  } else if (const shmcoll::dt::Type* t = Decoded(type)) {
+    // a derived type the engine packs: no host query, no limit on the bytes
+    side->bytes = t->size * static_cast<size_t>(count);
+    side->buf = static_cast<const char*>(buf) + disp * t->extent();
+    if (t->contiguous) {  // one run of bytes: used in place, like a predefined type
+      side->ptr = const_cast<char*>(static_cast<const char*>(side->buf)) + t->trueLb;
+    } else {
+      side->packed = true;
+      side->decoded = t;
+    }
+    return true;
   } else {
     int ni, na, nd, combiner;
     MPI_Aint lb, tlb, textent;
@@ -118,10 +133,15 @@ bool PackSends(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm) 
   if (!Grow(tmp, total)) return false;
   for (Side& s : sides) {
     if (!s.packed && !s.copy) continue;
+    const char* data = s.ptr;  // (a contiguous side's bytes, which need not start at buf)
     s.ptr = tmp.data() + s.tmp_off;
     if (s.bytes == 0) continue;
     if (!s.packed) {
-      std::memcpy(s.ptr, s.buf, s.bytes);
+      std::memcpy(s.ptr, data, s.bytes);
+      continue;
+    }
+    if (s.decoded) {
+      shmcoll::dt::Cursor(s.buf, static_cast<uint64_t>(s.count), s.decoded).pack(0, s.ptr, s.bytes);
       continue;
     }
     int pos = 0;
@@ -149,6 +169,10 @@ bool LayoutRecvs(std::vector<Side>& sides, std::vector<char>& tmp) {
 void UnpackRecvs(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm) {
   for (Side& s : sides) {
     if (!s.packed || s.bytes == 0) continue;
+    if (s.decoded) {
+      shmcoll::dt::Cursor(s.buf, static_cast<uint64_t>(s.count), s.decoded).unpack(0, s.ptr, s.bytes);
+      continue;
+    }
     int pos = 0;
     PMPI_Unpack(s.ptr, static_cast<int>(s.bytes), &pos, const_cast<void*>(s.buf), s.count, s.type, comm);
   }

@@ -14,6 +14,9 @@
 #   declined  every rank took none and passed some (T = 0, P > 0)
 #   killed    the program must fail (a rank kills itself): a nonzero exit,
 #             no report expected
+# With SHMCOLL_ACCEL_EXPECT_TYPES=decoded in the environment, every rank must
+# also have met derived types and decoded every one into the engine's
+# description (none packed by the host).
 #
 #   tests/accel/run.sh <openmpi|mpich> <accel-dir> <taken[:MPI_X,...]|declined|killed> <source.c> <build-dir> <nranks> [args...]
 #
@@ -111,6 +114,13 @@ for ((r = 0; r < np; ++r)); do
       ;;
     declined) [ "$t" -eq 0 ] && [ "$p" -gt 0 ] || { echo "accel: rank $r: expected every call declined: $line"; bad=1; } ;;
   esac
+  # SHMCOLL_ACCEL_EXPECT_TYPES=decoded: the rank met derived types and the engine decoded every one
+  # ("shmcoll-accel: rank R: derived types: D decoded, H packed by the host", D > 0, H = 0)
+  if [ "${SHMCOLL_ACCEL_EXPECT_TYPES:-}" = decoded ] &&
+    ! grep -qE "^shmcoll-accel: rank $r: derived types: [1-9][0-9]* decoded, 0 packed by the host$" "$log"; then
+    echo "accel: rank $r: expected every derived type decoded: $(grep -E "^shmcoll-accel: rank $r: derived" "$log" || echo none)"
+    bad=1
+  fi
   # "shmcoll-accel: rank R: taken: MPI_X=N MPI_Y=M ..."
   per=$(grep -E "^shmcoll-accel: rank $r: taken:" "$log" || true)
   for fn in ${calls//,/ }; do
