@@ -110,6 +110,9 @@ void SharedHeap::destroy() {
   fd_ = -1;
   if (sentinel_) munmap(sentinel_, kPage);
   sentinel_ = nullptr;
+  if (parkMap_) munmap(parkMap_, parkMapLen_);
+  park_ = parkMap_ = nullptr;
+  parkMapLen_ = parkedLo_ = parkedHi_ = 0;
   low_.store(0, std::memory_order_relaxed);
   frozen_.store(false, std::memory_order_relaxed);
   reserve_ = top_ = lastSize_ = inUse_ = cached_ = 0;

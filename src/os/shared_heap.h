@@ -46,7 +46,10 @@
 // no child holds the pages any more (a sentinel page, copy-on-write shared
 // with every child, is exclusive again), the parent gives back what nobody
 // needs, and a single-threaded one makes the heap whole and shared again:
-// see reclaimFrozen() in shared_heap_fork.cc.  Why not simply MAP_PRIVATE in
+// see reclaimFrozen() in shared_heap_fork.cc.  A single-threaded parent moves
+// the shared mapping of [low, top) aside with its page tables before mapping
+// it again copy-on-write (parking: neither step tears page tables down), and
+// moves it back when the heap is whole again.  Why not simply MAP_PRIVATE in
 // the child alone: Linux lets such a mapping show the parent's later writes
 // (and hole punches) to pages the child has not written, so the child's
 // snapshot would change under it.
@@ -163,6 +166,10 @@ class SharedHeap {
   bool thaw(int pagemap, uint64_t end);
   void punchCopied(int pagemap, uint64_t end);
   bool mapShared(uint64_t off, uint64_t len);
+  bool parkShared(uint64_t off, uint64_t len);
+  bool unpark(uint64_t len);
+  void reservePark(uint64_t off, uint64_t len);
+  void dropParked();
   void dropSnapshot(uint64_t off, uint64_t len, bool remap);
   void dropFreeBodies(uint64_t end, bool remap);
 
@@ -175,7 +182,16 @@ class SharedHeap {
   std::atomic<uint64_t> low_{0};     // [0, low_) is private (frozen at a fork, or anonymous)
   std::atomic<bool> frozen_{false};  // the memfd below low_ holds pages a child may still read
   char* sentinel_ = nullptr;         // one anonymous page, copy-on-write shared with every fork child
-  uint64_t nextCheckNs_ = 0;         // when reclaimFrozen() may next look at the sentinel
+  // Where the shared mapping of a frozen range waits, with its page tables,
+  // until the heap is whole again (shared_heap_fork.cc, "Parking"): an
+  // address range of reserve_ bytes (PROT_NONE where nothing is parked), never
+  // inherited by a child; the memfd's [parkedLo_, parkedHi_) is parked there
+  // at park_ + offset.
+  char* park_ = nullptr;
+  char* parkMap_ = nullptr;  // the reservation as mapped (park_ aligned within it)
+  uint64_t parkMapLen_ = 0;
+  uint64_t parkedLo_ = 0, parkedHi_ = 0;
+  uint64_t nextCheckNs_ = 0;  // when reclaimFrozen() may next look at the sentinel
   enum ForkMode { kForkNothing, kForkFrozen, kForkCopy };
   ForkMode forkMode_ = kForkNothing;
   bool lowMoved_ = false;

@@ -106,13 +106,86 @@ bool SharedHeap::freeze() {
   // so that a refusal leaves the heap as it was.
   void* tmp = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd_, static_cast<off_t>(lo));
   if (tmp == MAP_FAILED) return false;
+  // Single-threaded, the shared mapping moves aside first (parking), so the
+  // move below replaces nothing; else it replaces the shared mapping in
+  // place, the kernel tearing down its page tables.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  const bool parked = parkShared(lo, len);
   if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, b + lo) == MAP_FAILED) {
+    if (parked && mremap(park_ + lo, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, b + lo) == MAP_FAILED)
+      fatal("shmcoll: fork(): cannot put the malloc heap back\n");
+    if (parked) {
+      reservePark(lo, len);
+      parkedHi_ = lo;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
     munmap(tmp, len);
     return false;
   }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (thp_) (void)madvise(b + lo, len, MADV_HUGEPAGE);
   low_.store(top_, std::memory_order_release);
   return true;
+}
+
+// Parking.  Replacing the shared mapping of [low, top) in place costs the
+// kernel a walk over its page tables, every entry dropped (about as long as
+// fork() copying the entries of anonymous memory as large), and the pages
+// come back by faults after the heap is whole again.  Moved aside instead
+// (mremap at the same offset within 2 MiB keeps whole page tables, which move
+// as they are), the mapping costs nothing to freeze, is not inherited
+// (MADV_DONTFORK), and moves back in one step when the heap is whole
+// again, its entries intact.  Only where no other thread runs: between the
+// two moves the range is not mapped (signals are blocked meanwhile).  The
+// parked ranges must stay contiguous, [parkedLo_, parkedHi_), to move back
+// in one step.
+bool SharedHeap::parkShared(uint64_t off, uint64_t len) {
+  if (threadCount() != 1 || (parkedHi_ != parkedLo_ && parkedHi_ != off)) return false;
+  char* b = base_.load(std::memory_order_relaxed);
+  if (!park_) {
+    constexpr uint64_t kAlign = 2ull << 20;
+    const uint64_t mapLen = reserve_ + kAlign;
+    void* m = mmap(nullptr, mapLen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return false;
+    parkMap_ = static_cast<char*>(m);
+    parkMapLen_ = mapLen;
+    // park_ = b (mod 2 MiB), within the reservation
+    const uintptr_t want = reinterpret_cast<uintptr_t>(b) % kAlign, at = reinterpret_cast<uintptr_t>(m);
+    park_ = parkMap_ + ((want + kAlign - at % kAlign) % kAlign);
+    (void)madvise(parkMap_, parkMapLen_, MADV_DONTFORK);
+  }
+  if (mremap(b + off, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, park_ + off) == MAP_FAILED) return false;
+  (void)madvise(park_ + off, len, MADV_DONTFORK);
+  if (parkedHi_ == parkedLo_) parkedLo_ = off;
+  parkedHi_ = off + len;
+  return true;
+}
+
+// [off, off + len) of the parking range reserved again (after a move out of it).
+void SharedHeap::reservePark(uint64_t off, uint64_t len) {
+  if (mmap(park_ + off, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
+    fatal("shmcoll: cannot reserve address space for the malloc heap after fork()\n");
+  (void)madvise(park_ + off, len, MADV_DONTFORK);
+}
+
+// Moves the parked shared mapping of [0, len) back over the heap; false when
+// it is not all parked or the kernel refuses (nothing moved then).
+bool SharedHeap::unpark(uint64_t len) {
+  if (len == 0 || parkedLo_ != 0 || parkedHi_ != len) return false;
+  if (mremap(park_, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, base_.load(std::memory_order_relaxed)) == MAP_FAILED)
+    return false;
+  reservePark(0, len);
+  parkedLo_ = parkedHi_ = 0;
+  return true;
+}
+
+// What is parked and not moved back: given up (the memfd keeps the pages).
+void SharedHeap::dropParked() {
+  if (parkedHi_ == parkedLo_) return;
+  reservePark(parkedLo_, parkedHi_ - parkedLo_);
+  parkedLo_ = parkedHi_ = 0;
 }
 
 void SharedHeap::afterForkParent() {
@@ -149,6 +222,8 @@ void SharedHeap::afterForkChild() {
   }
   forkMode_ = kForkNothing;
   frozen_.store(false, std::memory_order_relaxed);  // (the parent's business)
+  park_ = parkMap_ = nullptr;                       // (never inherited)
+  parkMapLen_ = parkedLo_ = parkedHi_ = 0;
   // The only thread here; the lock was held across fork() (also when the
   // heap was private already, in a child's child).
   pthread_mutex_init(&mu_, nullptr);
@@ -240,7 +315,8 @@ bool SharedHeap::reclaimFrozen(bool force) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    whole = thaw(pm, end) && mapShared(0, lo);
+    whole = thaw(pm, end) && (unpark(lo) || mapShared(0, lo));
+    if (whole) dropParked();
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
   if (!whole) punchCopied(pm, end);

@@ -79,6 +79,32 @@ long anonKiB(const void* p, uint64_t n) {
   return kb;
 }
 
+// Pages of [p, p + n) with an entry in this process's page tables (/proc/self/pagemap).
+uint64_t presentPages(const void* p, uint64_t n) {
+  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const uint64_t first = reinterpret_cast<uintptr_t>(p) / 4096, pages = n / 4096;
+  std::vector<uint64_t> e(pages);
+  const ssize_t want = static_cast<ssize_t>(pages * 8);
+  const bool ok = pread(fd, e.data(), static_cast<size_t>(want), static_cast<off_t>(first * 8)) == want;
+  close(fd);
+  return ok ? static_cast<uint64_t>(std::count_if(e.begin(), e.end(), [](uint64_t v) { return v >> 63; })) : 0;
+}
+
+// Bytes of this process's mappings of the file with inode `ino` (/proc/self/maps).
+uint64_t inodeMappedBytes(uint64_t ino) {
+  FILE* f = fopen("/proc/self/maps", "r");
+  if (!f) return ~0ull;
+  char line[512];
+  uint64_t total = 0;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi, inode;
+    if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi, &inode) == 3 && inode == ino) total += hi - lo;
+  }
+  fclose(f);
+  return total;
+}
+
 // Forks with `big` (n bytes, pattern 1) live; the child checks that nothing
 // was copied and that it keeps pattern 1 while the parent writes pattern 3
 // over everything; then the parent frees nothing and returns after the
@@ -436,6 +462,49 @@ TEST(SharedHeapTest, AForkCopiesNothingAndTheHeapIsWholeAgainAfterIt) {
   ASSERT_NE(z, nullptr);
   EXPECT_TRUE(allZero(z, 8 * MiB));
   H.h.release(z);
+  H.h.release(big);
+}
+
+// Freezing moves the shared mapping aside with its page tables instead of
+// tearing them down, the child does not inherit it, and it comes back whole
+// when the heap is shared again: the pages the parent did not write since
+// the fork need no fault to be reached again.
+TEST(SharedHeapTest, AForkKeepsTheHeapsPageTablesForWhenItIsWholeAgain) {
+  Heap H;
+  const uint64_t n = 32 * MiB;
+  char* big = static_cast<char*>(H.h.allocate(n, 64, false));
+  ASSERT_NE(big, nullptr);
+  fill(big, n, 1);
+  ASSERT_EQ(presentPages(big, n), n / 4096);
+  const uint64_t ino = H.h.inode();
+  const uint64_t mappedBefore = inodeMappedBytes(ino);
+  H.h.prepareFork();
+  pid_t c = fork();
+  ASSERT_GE(c, 0);
+  if (c == 0) {
+    H.h.afterForkChild();
+    int bad = 0;
+    // only the frozen range [0, low), copy-on-write: not the parent's shared mapping, moved aside or not
+    if (inodeMappedBytes(ino) > H.h.low()) bad |= 1;
+    if (check(big, n, 1) != n) bad |= 2;
+    _exit(bad);
+  }
+  H.h.afterForkParent();
+  EXPECT_FALSE(H.h.sharedRange(big, n));
+  fill(big, n / 2, 3);  // the first half copied, the second half untouched
+  int status = 0;
+  ASSERT_EQ(waitpid(c, &status, 0), c);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "child failure bits";
+  EXPECT_TRUE(H.h.reclaimNow());
+  // (before anything reads the buffer again, which would fault the entries back in)
+  EXPECT_EQ(presentPages(big + n / 2, n / 2), n / 2 / 4096) << "the untouched half's entries were dropped";
+  EXPECT_EQ(H.h.low(), 0u);
+  EXPECT_TRUE(H.h.sharedRange(big, n));
+  EXPECT_EQ(check(big, n / 2, 3), n / 2);
+  EXPECT_EQ(check(big + n / 2, n / 2, 1), n / 2);
+  EXPECT_LT(anonKiB(big, n), 1024);
+  EXPECT_EQ(inodeMappedBytes(ino), mappedBefore);  // nothing parked is left mapped
   H.h.release(big);
 }
 
