@@ -113,9 +113,11 @@ struct Side {
 // datatype.cc: describes buf/count/type (the block at element displacement
 // disp); false when it is not handled.
 bool Describe(const void* buf, MPI_Aint disp, int count, MPI_Datatype type, Side* side);
-// decode.cc: the engine's description of a derived type, decoded at its first
-// use and kept on the type; nullptr when the host packs it itself (or
-// SHMCOLL_ACCEL_DECODE=0).  Types decoded (true) or left to the host (false) so far.
+// decode.cc: the engine's description of a type, decoded at its first use and
+// kept on the type (a predefined type gives one of the engine's, builtin, for
+// datatype.cc to keep in its own table); nullptr when the host packs it
+// itself (or SHMCOLL_ACCEL_DECODE=0).  Derived types decoded (true) or left
+// to the host (false) so far.
 const shmcoll::dt::Type* Decoded(MPI_Datatype type);
 long TypesDecoded(bool decoded);
 // Lays out the packed sides in tmp and packs the send sides; false on failure.

@@ -58,12 +58,14 @@ bool Grow(std::vector<char>& tmp, size_t total) {
 }
 
 // Predefined types looked up once (their handles are never freed, so never
-// reused for another type); derived types are queried on every call.
+// reused for another type); a derived type's decoded form is looked up in its
+// attribute on every call (decode.cc), one not decoded is queried every call.
 struct Named {
   MPI_Datatype type;
   int size;
   MPI_Aint extent;
-  bool plain;  // lower bound 0, no holes: a block is its bytes
+  bool plain;                        // lower bound 0, no holes: a block is its bytes
+  const shmcoll::dt::Type* decoded;  // else the engine's type for it (the pair types), or nullptr
 };
 constexpr int kNamed = 32;
 Named g_named[kNamed];
@@ -87,11 +89,19 @@ bool Describe(const void* buf, MPI_Aint disp, int count, MPI_Datatype type, Side
   if (type == MPI_DATATYPE_NULL) return false;
   int size = 0;
   MPI_Aint extent = 0;
-  bool plain;
-  if (const Named* t = FindNamed(type)) {
-    size = t->size, extent = t->extent, plain = t->plain;
-  } else if (const shmcoll::dt::Type* t = Decoded(type)) {
-    // a derived type the engine packs: no host query, no limit on the bytes
+  bool plain = false;
+  const Named* named = FindNamed(type);
+  const shmcoll::dt::Type* t = named ? nullptr : Decoded(type);
+  if (t && t->builtin && g_nnamed < kNamed) {  // a predefined type, met for the first time: kept here
+    g_named[g_nnamed++] = Named{type, static_cast<int>(t->size), t->extent(), t->contiguous && t->lb == 0, t};
+    named = &g_named[g_nnamed - 1];
+  }
+  if (named) {
+    size = named->size, extent = named->extent, plain = named->plain;
+    if (!plain && named->decoded) t = named->decoded;  // a pair type: packed by the engine, as below
+  }
+  if (t && !plain) {
+    // a type the engine packs (derived, or a pair type): no host query, no limit on the bytes
     side->bytes = t->size * static_cast<size_t>(count);
     side->buf = static_cast<const char*>(buf) + disp * t->extent();
     if (t->contiguous) {  // one run of bytes: used in place, like a predefined type
@@ -101,7 +111,7 @@ bool Describe(const void* buf, MPI_Aint disp, int count, MPI_Datatype type, Side
       side->decoded = t;
     }
     return true;
-  } else {
+  } else if (!named) {
     int ni, na, nd, combiner;
     MPI_Aint lb, tlb, textent;
     if (PMPI_Type_size(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
@@ -109,7 +119,8 @@ bool Describe(const void* buf, MPI_Aint disp, int count, MPI_Datatype type, Side
         PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
       return false;
     plain = combiner == MPI_COMBINER_NAMED && lb == 0 && tlb == 0 && extent == size && textent == size;
-    if (combiner == MPI_COMBINER_NAMED && g_nnamed < kNamed) g_named[g_nnamed++] = Named{type, size, extent, plain};
+    if (combiner == MPI_COMBINER_NAMED && g_nnamed < kNamed)
+      g_named[g_nnamed++] = Named{type, size, extent, plain, nullptr};
   }
   side->bytes = static_cast<size_t>(size) * static_cast<size_t>(count);
   side->buf = static_cast<const char*>(buf) + disp * extent;

@@ -264,7 +264,9 @@ const shmcoll::dt::Type* Decoded(MPI_Datatype type) {
     dt::release(t);
     return nullptr;
   }
-  ++g_counts[t ? 0 : 1];
+  int ni, na, nd, combiner;  // (the report counts derived types only)
+  if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) == MPI_SUCCESS && combiner != MPI_COMBINER_NAMED)
+    ++g_counts[t ? 0 : 1];
   return t;
 }
 
