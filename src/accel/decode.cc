@@ -197,11 +197,14 @@ dt::Type* Construct(int combiner, const std::vector<int>& ints, const std::vecto
 }
 
 // The engine's type for `type` with one reference for the caller (none is
-// counted for a predefined type); nullptr when it is not decoded.
-dt::Type* Build(MPI_Datatype type, int depth) {
+// counted for a predefined type); nullptr when it is not decoded.  *named:
+// whether `type` is a predefined type (also when the host will not say).
+dt::Type* Build(MPI_Datatype type, int depth, bool* named) {
   int ni, na, nd, combiner;
+  *named = true;
   if (depth > 64 || PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return nullptr;
-  if (combiner == MPI_COMBINER_NAMED) return NamedLeaf(type);
+  *named = combiner == MPI_COMBINER_NAMED;
+  if (*named) return NamedLeaf(type);
   std::vector<int> ints(ni);
   std::vector<MPI_Aint> addrs(na);
   std::vector<MPI_Datatype> types(nd);
@@ -209,28 +212,27 @@ dt::Type* Build(MPI_Datatype type, int depth) {
   std::vector<dt::Type*> kids(nd, nullptr);
   bool ok = nd > 0;
   for (int i = 0; i < nd; ++i) {
-    kids[i] = ok ? Build(types[i], depth + 1) : nullptr;
-    ok = kids[i] != nullptr;
+    bool kid_named;
+    kids[i] = Build(types[i], depth + 1, &kid_named);
+    ok = ok && kids[i] != nullptr;
     // (the handles MPI_Type_get_contents gives out for derived types are the caller's to free)
-    int a, b, c, k;
-    if (PMPI_Type_get_envelope(types[i], &a, &b, &c, &k) == MPI_SUCCESS && k != MPI_COMBINER_NAMED)
-      PMPI_Type_free(&types[i]);
+    if (!kid_named) PMPI_Type_free(&types[i]);
   }
   dt::Type* out = ok ? Construct(combiner, ints, addrs, kids) : nullptr;
   for (dt::Type* k : kids) dt::release(k);
   Bounds b;
-  if (out && !HostBounds(type, &b)) b.size = -1;
-  if (out && (b.size < 0 || out->size != static_cast<uint64_t>(b.size))) {
+  if (!out) return nullptr;
+  if (!HostBounds(type, &b) || out->size != static_cast<uint64_t>(b.size)) {
     dt::release(out);
     return nullptr;
   }
-  if (out && (out->lb != b.lb || out->extent() != b.extent)) {
+  if (out->lb != b.lb || out->extent() != b.extent) {
     dt::Type* r = nullptr;
     if (dt::makeResized(out, b.lb, b.extent, &r) == 0) dt::retain(r);
     dt::release(out);
-    out = r;
+    if (!(out = r)) return nullptr;
   }
-  if (out && out->size > 0 && (out->trueLb != b.tlb || out->trueUb - out->trueLb != b.textent)) {
+  if (out->size > 0 && (out->trueLb != b.tlb || out->trueUb - out->trueLb != b.textent)) {
     dt::release(out);
     return nullptr;
   }
@@ -258,15 +260,19 @@ const shmcoll::dt::Type* Decoded(MPI_Datatype type) {
   int found = 0;
   if (PMPI_Type_get_attr(type, g_key, &attr, &found) != MPI_SUCCESS) return nullptr;
   if (found) return attr == &g_not_decoded ? nullptr : static_cast<const dt::Type*>(attr);
-  dt::Type* t = Decoding() ? Build(type, 0) : nullptr;
+  bool named = false;
+  dt::Type* t = nullptr;
+  int ni, na, nd, combiner;
+  if (Decoding())
+    t = Build(type, 0, &named);
+  else
+    named = PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS || combiner == MPI_COMBINER_NAMED;
   if (t) dt::commit(t);
   if (PMPI_Type_set_attr(type, g_key, t ? static_cast<void*>(t) : &g_not_decoded) != MPI_SUCCESS) {
     dt::release(t);
     return nullptr;
   }
-  int ni, na, nd, combiner;  // (the report counts derived types only)
-  if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) == MPI_SUCCESS && combiner != MPI_COMBINER_NAMED)
-    ++g_counts[t ? 0 : 1];
+  if (!named) ++g_counts[t ? 0 : 1];  // (the report counts derived types only)
   return t;
 }
 

@@ -119,6 +119,7 @@ bool SharedHeap::freeze() {
     if (parked) {
       reservePark(lo, len);
       parkedHi_ = lo;
+      if (parkedHi_ == parkedLo_) parkedLo_ = parkedHi_ = 0;
     }
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     munmap(tmp, len);
