@@ -115,6 +115,8 @@ void SharedHeap::destroy() {
   parkMapLen_ = parkedLo_ = parkedHi_ = 0;
   low_.store(0, std::memory_order_relaxed);
   frozen_.store(false, std::memory_order_relaxed);
+  stale_.store(false, std::memory_order_relaxed);
+  sweepAt_ = nextSweepNs_ = 0;
   reserve_ = top_ = lastSize_ = inUse_ = cached_ = 0;
   freeList_ = nullptr;
 }
@@ -251,7 +253,11 @@ void* SharedHeap::allocate(uint64_t bytes, uint64_t align, bool zero) {
   const uint64_t lead = align <= kPage ? (align > kHeader ? align : kHeader) : align + kHeader;
   const uint64_t need = roundUp(bytes + lead, kPage);
   pthread_mutex_lock(&mu_);
-  if (frozen_.load(std::memory_order_relaxed)) reclaimFrozen(false);
+  if (frozen_.load(std::memory_order_relaxed)) {
+    reclaimFrozen(false);
+  } else if (stale_.load(std::memory_order_relaxed)) {
+    sweep(false);
+  }
   void* user = nullptr;
   // First fit, in the shared part first: a buffer below `low` is private.
   if (Block* b = firstFit(need, true)) {
@@ -312,7 +318,11 @@ void SharedHeap::release(void* p) {
     pthread_mutex_unlock(&mu_);
     corrupt("double free", p);
   }
-  if (frozen_.load(std::memory_order_relaxed)) reclaimFrozen(false);
+  if (frozen_.load(std::memory_order_relaxed)) {
+    reclaimFrozen(false);
+  } else if (stale_.load(std::memory_order_relaxed)) {
+    sweep(false);
+  }
   inUse_ -= b->size;
   uint64_t off = offsetOf(b);
   uint64_t resident = b->size;

@@ -46,7 +46,10 @@
 // no child holds the pages any more (a sentinel page, copy-on-write shared
 // with every child, is exclusive again), the parent gives back what nobody
 // needs, and a single-threaded one makes the heap whole and shared again:
-// see reclaimFrozen() in shared_heap_fork.cc.  A single-threaded parent moves
+// see reclaimFrozen() in shared_heap_fork.cc.  A multi-threaded one keeps
+// the part below `low` private and sweeps it from time to time (sweep()):
+// the memfd's page under each page it has copied since goes, and the heap
+// is made whole at the first sweep that finds it alone.  A single-threaded parent moves
 // the shared mapping of [low, top) aside with its page tables before mapping
 // it again copy-on-write (parking: neither step tears page tables down), and
 // moves it back when the heap is whole again.  Why not simply MAP_PRIVATE in
@@ -144,9 +147,12 @@ class SharedHeap {
   // frozen.  For callers that run often but not in a tight loop (the
   // runtime, as it sends a large buffer; the wait() wrappers).
   void poll(bool now = false);
-  // Gives back frozen pages if no child holds them any more (tests; the
-  // heap does it itself from time to time); true if it could.
+  // Gives back frozen pages if no child holds them any more, then sweeps
+  // the private part once through (tests; the heap does both itself from
+  // time to time); true if no child holds them.
   bool reclaimNow();
+  // Whether the part below `low` is private and swept (tests).
+  bool sweeping() const { return stale_.load(std::memory_order_relaxed); }
 
  private:
   struct Block;
@@ -164,7 +170,9 @@ class SharedHeap {
   bool freeze();
   bool reclaimFrozen(bool force);
   bool thaw(int pagemap, uint64_t end);
-  void punchCopied(int pagemap, uint64_t end);
+  bool makeWhole(int pagemap, uint64_t lo, uint64_t end);
+  bool punchCopied(int pagemap, uint64_t from, uint64_t end);
+  void sweep(bool force);
   bool mapShared(uint64_t off, uint64_t len);
   bool parkShared(uint64_t off, uint64_t len);
   bool unpark(uint64_t len);
@@ -181,6 +189,14 @@ class SharedHeap {
   uint64_t inode_ = 0;
   std::atomic<uint64_t> low_{0};     // [0, low_) is private (frozen at a fork, or anonymous)
   std::atomic<bool> frozen_{false};  // the memfd below low_ holds pages a child may still read
+  // No child holds the memfd below low_, but it could not be made whole
+  // (another thread ran): sweep() drops the memfd's pages under this
+  // process's copies, a step at a time from sweepAt_.
+  std::atomic<bool> stale_{false};
+  uint64_t sweepAt_ = 0;
+  uint64_t nextSweepNs_ = 0;
+  uint64_t sweepEveryNs_ = 0;  // the pause between steps (longer while passes find nothing)
+  bool sweepFound_ = false;    // whether this pass has punched anything yet
   char* sentinel_ = nullptr;         // one anonymous page, copy-on-write shared with every fork child
   // Where the shared mapping of a frozen range waits, with its page tables,
   // until the heap is whole again (shared_heap_fork.cc, "Parking"): an

@@ -58,6 +58,12 @@ long threadCount() {
   return q ? strtol(q + 1, nullptr, 10) : 0;
 }
 
+// The sweep of a multi-threaded parent's private part (SharedHeap::sweep):
+// a step looks at up to 128 MiB of the memfd's pages (about 1 ms of
+// /proc/self/pagemap here), at most every 100 ms while it finds copies, and
+// up to 32 times less often after whole passes that found none.
+constexpr uint64_t kSweepPages = 32768, kSweepEveryNs = 100000000, kSweepIdleMaxNs = 32 * kSweepEveryNs;
+
 uint64_t nowNs() {
   timespec t;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
@@ -223,6 +229,7 @@ void SharedHeap::afterForkChild() {
   }
   forkMode_ = kForkNothing;
   frozen_.store(false, std::memory_order_relaxed);  // (the parent's business)
+  stale_.store(false, std::memory_order_relaxed);
   park_ = parkMap_ = nullptr;                       // (never inherited)
   parkMapLen_ = parkedLo_ = parkedHi_ = 0;
   // The only thread here; the lock was held across fork() (also when the
@@ -263,14 +270,20 @@ void SharedHeap::detachAfterFork() {
 }
 
 void SharedHeap::poll(bool now) {
-  if (!frozen_.load(std::memory_order_relaxed) || pthread_mutex_trylock(&mu_) != 0) return;
-  if (frozen_.load(std::memory_order_relaxed)) reclaimFrozen(now);
+  if (!frozen_.load(std::memory_order_relaxed) && !stale_.load(std::memory_order_relaxed)) return;
+  if (pthread_mutex_trylock(&mu_) != 0) return;
+  if (frozen_.load(std::memory_order_relaxed)) {
+    reclaimFrozen(now);
+  } else if (stale_.load(std::memory_order_relaxed)) {
+    sweep(false);
+  }
   pthread_mutex_unlock(&mu_);
 }
 
 bool SharedHeap::reclaimNow() {
   pthread_mutex_lock(&mu_);
   const bool done = !frozen_.load(std::memory_order_relaxed) || reclaimFrozen(true);
+  if (done && stale_.load(std::memory_order_relaxed)) sweep(true);
   pthread_mutex_unlock(&mu_);
   return done;
 }
@@ -288,8 +301,8 @@ bool SharedHeap::reclaimNow() {
 //    Signals are blocked meanwhile (a handler's write could be lost).
 //  - with other threads, a write of theirs between the write-back and the
 //    new mapping would be lost: only the memfd's pages under the parent's
-//    own copies and under freed memory go (hole punched).  A page the parent
-//    writes for the first time after that is held twice until it is freed.
+//    own copies and under freed memory go (hole punched), and the part
+//    below `low` stays private, swept from time to time (sweep()).
 // Runs under the lock from allocate(), release() and poll() (which the
 // runtime calls as it sends from a large buffer, and the wait() wrappers of
 // interpose/malloc.cc once a child was reaped), looking at the sentinel at
@@ -311,16 +324,8 @@ bool SharedHeap::reclaimFrozen(bool force) {
   }
   const uint64_t lo = low_.load(std::memory_order_relaxed);
   const uint64_t end = top_ < lo ? top_ : lo;
-  bool whole = false;
-  if (threadCount() == 1) {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    whole = thaw(pm, end) && (unpark(lo) || mapShared(0, lo));
-    if (whole) dropParked();
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  }
-  if (!whole) punchCopied(pm, end);
+  const bool whole = threadCount() == 1 && makeWhole(pm, lo, end);
+  if (!whole) punchCopied(pm, 0, end);
   close(pm);
   // Above the top, and the bodies of freed blocks (their pages were given
   // back, or may be: their contents do not matter), nobody needs the
@@ -331,8 +336,77 @@ bool SharedHeap::reclaimFrozen(bool force) {
   if (whole) {
     low_.store(0, std::memory_order_release);
     if (lowHook_) lowHook_();
+  } else if (lo > 0) {
+    stale_.store(true, std::memory_order_relaxed);
+    sweepAt_ = 0;
+    sweepEveryNs_ = kSweepEveryNs;
+    sweepFound_ = false;
+    nextSweepNs_ = nowNs() + kSweepEveryNs;
   }
   return true;
+}
+
+// Writes back the pages copied in [0, end) and maps [0, lo) shared again,
+// signals blocked (a handler's write could be lost); false, the mapping
+// unchanged, if the kernel refused.  Only where no other thread runs.
+bool SharedHeap::makeWhole(int pm, uint64_t lo, uint64_t end) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  const bool whole = thaw(pm, end) && (unpark(lo) || mapShared(0, lo));
+  if (whole) dropParked();
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return whole;
+}
+
+// The private part of a multi-threaded parent's heap after a reclaim, while
+// no child holds it (never while frozen_: a new child reads the memfd below
+// `low` again).  A page live at the fork that the parent first writes now
+// is copied while the memfd keeps its snapshot: held twice.  A sweep looks
+// at the memfd's pages (SEEK_DATA: punched ones are skipped) under the
+// parent's own copies and punches them, at most kSweepPages per step and a
+// step at most every sweepEveryNs_ unless `force` (a whole pass then); and
+// once the parent is alone, the heap is made whole as in reclaimFrozen().
+void SharedHeap::sweep(bool force) {
+  const uint64_t now = nowNs();
+  if (!force && now < nextSweepNs_) return;
+  const int pm = openPagemap();
+  if (pm < 0) return;
+  const uint64_t lo = low_.load(std::memory_order_relaxed);
+  const uint64_t end = top_ < lo ? top_ : lo;
+  if (threadCount() == 1 && makeWhole(pm, lo, end)) {
+    close(pm);
+    dropSnapshot(end, lo - end, false);
+    dropFreeBodies(end, false);
+    stale_.store(false, std::memory_order_relaxed);
+    low_.store(0, std::memory_order_release);
+    if (lowHook_) lowHook_();
+    return;
+  }
+  uint64_t at = sweepAt_ < end ? sweepAt_ : 0, budget = force ? end : kSweepPages * kPage;
+  while (budget > 0 && at < end) {
+    const off_t d = lseek(fd_, static_cast<off_t>(at), SEEK_DATA);
+    if (d < 0 && errno == ENXIO) break;  // no data from `at` on
+    const uint64_t from = d < 0 ? at : static_cast<uint64_t>(d) & ~(kPage - 1);
+    if (from >= end) break;
+    const off_t h = d < 0 ? -1 : lseek(fd_, d, SEEK_HOLE);
+    uint64_t to = h < 0 ? end : (static_cast<uint64_t>(h) + kPage - 1) & ~(kPage - 1);
+    if (to > end) to = end;
+    if (to - from > budget) to = from + budget;
+    if (punchCopied(pm, from, to)) sweepFound_ = true;
+    budget -= to - from;
+    at = to;
+  }
+  close(pm);
+  const bool passEnded = budget > 0 || at >= end;
+  sweepAt_ = passEnded ? 0 : at;
+  if (sweepFound_) {
+    sweepEveryNs_ = kSweepEveryNs;
+  } else if (passEnded && sweepEveryNs_ < kSweepIdleMaxNs) {
+    sweepEveryNs_ *= 2;
+  }
+  if (passEnded) sweepFound_ = false;
+  nextSweepNs_ = now + sweepEveryNs_;
 }
 
 // Punches [off, off + len) out of the memfd; with `remap`, this process's
@@ -347,14 +421,14 @@ void SharedHeap::dropSnapshot(uint64_t off, uint64_t len, bool remap) {
 }
 
 namespace {
-// Calls run(from, len) for each run of pages in [0, end) of the heap at `b`
+// Calls run(from, len) for each run of pages in [from, end) of the heap at `b`
 // that the parent holds its own copy of (pagemap `pm`), in address order;
 // false when the pagemap cannot be read or run() returns false.
 template <class Run>
-bool forEachCopiedRun(int pm, const char* b, uint64_t end, Run&& run) {
+bool forEachCopiedRun(int pm, const char* b, uint64_t from, uint64_t end, Run&& run) {
   constexpr uint64_t kBatch = 512;
   uint64_t ent[kBatch];
-  for (uint64_t off = 0; off < end;) {
+  for (uint64_t off = from; off < end;) {
     const uint64_t n = (end - off) / SharedHeap::kPage < kBatch ? (end - off) / SharedHeap::kPage : kBatch;
     if (!readPagemap(pm, b + off, ent, n)) return false;
     for (uint64_t i = 0; i < n;) {
@@ -377,7 +451,7 @@ bool forEachCopiedRun(int pm, const char* b, uint64_t end, Run&& run) {
 // if the kernel refused (nothing is remapped then).
 bool SharedHeap::thaw(int pm, uint64_t end) {
   char* b = base_.load(std::memory_order_relaxed);
-  return forEachCopiedRun(pm, b, end, [&](uint64_t from, uint64_t len) {
+  return forEachCopiedRun(pm, b, 0, end, [&](uint64_t from, uint64_t len) {
     for (uint64_t done = 0; done < len;) {
       ssize_t w = pwrite(fd_, b + from + done, len - done, static_cast<off_t>(from + done));
       if (w < 0 && errno == EINTR) continue;
@@ -388,12 +462,16 @@ bool SharedHeap::thaw(int pm, uint64_t end) {
   });
 }
 
-// Punches the memfd's pages under the parent's own copies in [0, end).
-void SharedHeap::punchCopied(int pm, uint64_t end) {
-  forEachCopiedRun(pm, base_.load(std::memory_order_relaxed), end, [&](uint64_t from, uint64_t len) {
-    (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from), static_cast<off_t>(len));
+// Punches the memfd's pages under the parent's own copies in [from, end);
+// whether there were any.
+bool SharedHeap::punchCopied(int pm, uint64_t from, uint64_t end) {
+  bool any = false;
+  forEachCopiedRun(pm, base_.load(std::memory_order_relaxed), from, end, [&](uint64_t run, uint64_t len) {
+    (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(run), static_cast<off_t>(len));
+    any = true;
     return true;
   });
+  return any;
 }
 
 // Maps [off, off + len) of the memfd shared again, in place (elsewhere

@@ -22,7 +22,14 @@
  *    allocated after fork), not twice (a page count, polled for up to 10 s
  *    while the heap reclaims -- never a time);
  *  - no /dev/shm entry belongs to the child, and the launcher's are as
- *    before.
+ *    before;
+ *  - with argument `thread`, rank 0 runs a second thread (asleep) from
+ *    before the first fork() to the end of the checks above: the heap
+ *    cannot be made shared again meanwhile, and the memory bound holds all
+ *    the same (the copies the parent makes after its child is gone are
+ *    swept); once the thread has ended, the big buffer is in a shared
+ *    mapping of the heap again within 10 s, its bytes intact, and rank 1
+ *    receives from it.
  * Under `off` (SHMCOLL_SHARED_MALLOC=0) or a sanitizer there is no heap:
  * only the byte checks run.
  */
@@ -37,6 +44,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #define PROG "fork_heap"
@@ -150,6 +158,17 @@ static int shm_entries(const char *prefix) {
 
 static int have_heap;
 static size_t big_bytes = 256u * MiB;
+static int with_thread;
+static int hold[2] = {-1, -1}; /* the second thread sleeps in a read of hold[0] */
+static pthread_t sleeper;
+
+static void *sleep_on_pipe(void *arg) {
+  (void)arg;
+  char c;
+  while (read(hold[0], &c, 1) < 0 && errno == EINTR) {
+  }
+  return NULL;
+}
 
 /* The parent's heap comes back to about one copy of the big buffer (salt:
  * what the parent wrote last).  Polls, as the heap reclaims on its own
@@ -276,6 +295,18 @@ static void fork_and_check(void) {
     expect_one_copy(big, 10, "after fork + exec");
   else
     wfill(big, big_bytes, 0, 10);
+  if (with_thread) {
+    if (write(hold[1], "x", 1) != 1 || pthread_join(sleeper, NULL) != 0) FAIL("cannot end the second thread");
+    /* Alone now: the next sweep makes the heap whole (allocations and frees are its chance). */
+    for (int i = 0; have_heap && i < 1000 && !(heap_mapping(big, &shared) && shared); ++i) {
+      void *volatile v = malloc(MiB);
+      free(v);
+      usleep(10000);
+    }
+    if (have_heap && !(heap_mapping(big, &shared) && shared))
+      FAIL("10 s after the second thread ended, the big buffer is still not in a shared mapping of the heap");
+    WCHECK(big, big_bytes, 0, 10, "the big buffer once the heap is shared again");
+  }
   if (size > 1) OK(MPI_Send(big + 11 * MiB, (int)n, MPI_BYTE, 1, 9, MPI_COMM_WORLD));
   free(fresh);
   free(big);
@@ -288,8 +319,14 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     if (!strncmp(argv[i], "mib=", 4))
       big_bytes = (size_t)strtoul(argv[i] + 4, NULL, 10) * MiB;
+    else if (!strcmp(argv[i], "thread"))
+      with_thread = 1;
     else if (strcmp(argv[i], "off"))
       FAIL("unknown argument %s", argv[i]);
+  }
+  if (with_thread && rank == 0) {
+    if (pipe(hold) != 0 || pthread_create(&sleeper, NULL, sleep_on_pipe, NULL) != 0)
+      FAIL("cannot start the second thread");
   }
   if (big_bytes < 64u * MiB) FAIL("mib= must be at least 64");
   const size_t n = 8 * MiB;

@@ -147,6 +147,31 @@ void forkWithBigBuffer(SharedHeap& h, char* big, uint64_t n, int* status) {
   for (int fd : {toChild[0], toChild[1], toParent[0], toParent[1]}) close(fd);
 }
 
+// A second thread in this process, asleep until end() (or destruction):
+// with it running, the heap cannot make itself whole after a fork.
+class SleepingThread {
+ public:
+  SleepingThread() {
+    if (pipe(hold_) != 0) abort();
+    t_ = std::thread([this] {
+      char x;
+      (void)!read(hold_[0], &x, 1);
+    });
+  }
+  void end() {
+    if (!t_.joinable()) return;
+    (void)!write(hold_[1], "x", 1);
+    t_.join();
+    close(hold_[0]);
+    close(hold_[1]);
+  }
+  ~SleepingThread() { end(); }
+
+ private:
+  int hold_[2];
+  std::thread t_;
+};
+
 }  // namespace
 
 TEST(SharedHeapTest, BlocksHoldTheirBytesAndAllFreedLeavesNothing) {
@@ -518,17 +543,9 @@ TEST(SharedHeapTest, WithOtherThreadsTheReclaimOnlyDropsTheSecondCopies) {
   forkWithBigBuffer(H.h, big, n, &status);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "child failure bits";
-  int hold[2];
-  ASSERT_EQ(pipe(hold), 0);
-  std::thread other([&] {
-    char x;
-    (void)!read(hold[0], &x, 1);
-  });
+  SleepingThread other;
   EXPECT_TRUE(H.h.reclaimNow());
-  (void)!write(hold[1], "x", 1);
-  other.join();
-  close(hold[0]);
-  close(hold[1]);
+  other.end();
   EXPECT_FALSE(H.h.sharedRange(big, n));  // stays private (a write could be lost in a thaw)
   EXPECT_EQ(check(big, n, 3), n);
   EXPECT_LE(residentBytes(H.h.fd()) + static_cast<uint64_t>(anonKiB(big, n)) * KiB, n + 2 * MiB);
@@ -537,6 +554,65 @@ TEST(SharedHeapTest, WithOtherThreadsTheReclaimOnlyDropsTheSecondCopies) {
   ASSERT_NE(z, nullptr);
   EXPECT_TRUE(allZero(z, n));
   H.h.release(z);
+}
+
+// With another thread running, a reclaim leaves the heap private below
+// `low`; a page live at the fork that the parent first writes after its
+// child is gone gets a copy while the memfd keeps the snapshot under it.
+// A sweep drops that second copy, and the first sweep that finds the parent
+// alone makes the heap whole and shared again.
+TEST(SharedHeapTest, WithOtherThreadsLaterCopiesAreSweptAndTheHeapIsWholeOnceAlone) {
+  Heap H;
+  const uint64_t n = 32 * MiB;
+  char* big = static_cast<char*>(H.h.allocate(n, 64, false));
+  ASSERT_NE(big, nullptr);
+  fill(big, n, 1);
+  H.h.prepareFork();
+  pid_t c = fork();
+  ASSERT_GE(c, 0);
+  if (c == 0) {
+    H.h.afterForkChild();
+    _exit(check(big, n, 1) == n ? 0 : 1);
+  }
+  H.h.afterForkParent();
+  int status = 0;
+  ASSERT_EQ(waitpid(c, &status, 0), c);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  SleepingThread other;
+  EXPECT_TRUE(H.h.reclaimNow());
+  EXPECT_GT(H.h.low(), 0u);
+  EXPECT_TRUE(H.h.sweeping());
+  EXPECT_GE(residentBytes(H.h.fd()), n);  // the snapshot is the only copy of the untouched buffer
+  fill(big, n / 2, 3);                    // copies of the first half, the memfd still under them
+  EXPECT_GE(residentBytes(H.h.fd()) + static_cast<uint64_t>(anonKiB(big, n)) * KiB, n + n / 2);
+  EXPECT_TRUE(H.h.reclaimNow());  // a sweep, the other thread still there
+  EXPECT_TRUE(H.h.sweeping());
+  EXPECT_FALSE(H.h.sharedRange(big, n));
+  EXPECT_LE(residentBytes(H.h.fd()) + static_cast<uint64_t>(anonKiB(big, n)) * KiB, n + 2 * MiB);
+  EXPECT_EQ(check(big, n / 2, 3), n / 2);
+  EXPECT_EQ(check(big + n / 2, n / 2, 1), n / 2);
+  other.end();
+  // Alone now (the kernel counts the joined thread a little longer).
+  for (int i = 0; i < 200 && H.h.sweeping(); ++i) {
+    EXPECT_TRUE(H.h.reclaimNow());
+    if (H.h.sweeping()) usleep(10000);
+  }
+  EXPECT_FALSE(H.h.sweeping());
+  EXPECT_EQ(H.h.low(), 0u);
+  EXPECT_TRUE(H.h.sharedRange(big, n));
+  EXPECT_EQ(check(big, n / 2, 3), n / 2);
+  EXPECT_EQ(check(big + n / 2, n / 2, 1), n / 2);
+  EXPECT_LT(anonKiB(big, n), 1024);
+  EXPECT_LE(residentBytes(H.h.fd()), n + 2 * MiB);
+  const uint64_t off = static_cast<uint64_t>(big - H.h.base());
+  void* m = mmap(nullptr, off + n, PROT_READ, MAP_SHARED, H.h.fd(), 0);
+  ASSERT_NE(m, MAP_FAILED);
+  EXPECT_EQ(check(static_cast<char*>(m) + off, n / 2, 3), n / 2);  // what a peer maps
+  EXPECT_EQ(check(static_cast<char*>(m) + off + n / 2, n / 2, 1), n / 2);
+  munmap(m, off + n);
+  fill(big, n, 4);  // shared again: no copies
+  EXPECT_LT(anonKiB(big, n), 1024);
+  H.h.release(big);
 }
 
 // After a reclaim that left the heap private below `low` (another thread
@@ -554,15 +630,9 @@ TEST(SharedHeapTest, AForkAfterAPartialReclaimKeepsTheChildsSnapshot) {
   int status = 0;
   forkWithBigBuffer(H.h, big, n, &status);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  int hold[2];
-  ASSERT_EQ(pipe(hold), 0);
-  std::thread other([&] {
-    char x;
-    (void)!read(hold[0], &x, 1);
-  });
+  SleepingThread other;
   EXPECT_TRUE(H.h.reclaimNow());
-  (void)!write(hold[1], "x", 1);
-  other.join();
+  other.end();
   ASSERT_GT(H.h.low(), 0u);
   int toChild[2], toParent[2];
   ASSERT_EQ(pipe(toChild), 0);
@@ -586,7 +656,7 @@ TEST(SharedHeapTest, AForkAfterAPartialReclaimKeepsTheChildsSnapshot) {
   ASSERT_EQ(waitpid(c, &status, 0), c);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "2: the child's view of the freed block changed";
-  for (int fd : {toChild[0], toChild[1], toParent[0], toParent[1], hold[0], hold[1]}) close(fd);
+  for (int fd : {toChild[0], toChild[1], toParent[0], toParent[1]}) close(fd);
   H.h.release(big);
 }
 
