@@ -1,4 +1,5 @@
-// Algorithms: dissemination and flat -- the blocking barrier on barrier lines.
+// Algorithms: dissemination, flat and released -- the blocking barrier on
+// barrier lines.
 //
 // dissemination.  In round k (k = 0 .. ceil(log2 n) - 1) rank i announces
 // round k on its own barrier line and waits until rank (i - 2^k) mod n has
@@ -21,14 +22,36 @@
 // with a barrier before every call 0.8 -> 5.8 us), so it waits for more than
 // 2 ranks per core.
 //
-// Both write the monotone value seq * 64 + k + 1 on a line only its owner
-// writes, so no line is ever reset and no two ranks write one line; a team
-// always takes the same one of the two (the rule below depends on the team's
-// size and the job's ranks per core only), so their values never mix.
+// released.  Every other rank announces its arrival on its own line and waits
+// for team rank 0's line; rank 0 waits until every line has announced the
+// barrier, then announces the release on its own line and wakes every
+// sleeper.  Two phases, but rank 0 always leaves first and is running as it
+// does.  Why: with a barrier before every call (how the common benchmark
+// suites time a collective, and how many programs separate phases), the
+// rooted collective after it usually has root 0, and in dissemination its
+// root left the barrier after some of its readers in about half the calls
+// at 4 ranks on 2 cores, so they waited for it to be scheduled again:
+// 8-byte MPI_Bcast 8.8-11.7 us, each rank timed from its own barrier exit,
+// against 0.35-0.37 after the released barrier, MPI_Scatter 8.3-11.7 against
+// 0.40-0.43, while the calls whose root waits for the others (reduce,
+// gather) took 8.9-22.4 and 12.1-16.3, and a barrier alone 11.1-12.3
+// against 12.4-13.0 (docs/PERFORMANCE.md; perf/bench/exit_order.c shows the
+// order).  At 3 ranks on 2 cores (one rank alone on its core) it was slower
+// for everything but bcast and scatter (8-byte reduce, gather, allreduce and
+// alltoall about 11 us against 1.1-7.7), so only at exactly 2 ranks per
+// core.
+//
+// All three write the monotone value seq * 64 + k + 1 on a line only its
+// owner writes, so no line is ever reset and no two ranks write one line;
+// the members of a team take the same one in each call (the rule below
+// depends on the team's size and the job's ranks per core only, and a forced
+// algorithm is forced on every rank), and values of different calls never
+// mix, as every value of a call is above every value of the calls before.
 // Chosen: flat for teams of 3 to kFlatMax ranks in a job with more than 2
-// ranks per core, dissemination otherwise (a team of kFlatMax reads 127
-// other lines, on as many pages, where dissemination reads 7); for every
-// blocking MPI_Barrier on an intracommunicator and the synchronisation inside
+// ranks per core, released for those in a job with exactly 2 ranks per
+// core, dissemination otherwise (a team of kFlatMax reads 127 other lines,
+// on as many pages, where dissemination reads 7); for every blocking
+// MPI_Barrier on an intracommunicator and the synchronisation inside
 // MPI_Init, MPI_Finalize and MPI_Comm_free.
 #include <atomic>
 
@@ -49,6 +72,13 @@ bool flatFits(const Team& team) {
   const uint32_t n = team.size();
   const wait::Crowd& c = wait::gCrowd;
   return c.sleepers != nullptr && c.ranks > 2 * c.cores && n > 2 && n <= kFlatMax;
+}
+
+// (exactly 2 ranks per core: the job's policy, the same on every rank)
+bool releasedFits(const Team& team) {
+  const uint32_t n = team.size();
+  const wait::Crowd& c = wait::gCrowd;
+  return c.sleepers != nullptr && c.ranks == 2 * c.cores && n > 2 && n <= kFlatMax;
 }
 
 segment::Line64& lineOf(const transport::World& w, const Team& team, uint32_t r) {
@@ -92,6 +122,27 @@ int flat(Team& team, uint64_t seq) {
   return wait::waitUntil(w.self(), allArrived);
 }
 
+int released(Team& team, uint64_t seq) {
+  const transport::World& w = transport::world();
+  const uint32_t n = team.size(), me = team.rank;
+  const uint64_t arrive = seq * 64 + 1, go = seq * 64 + 2;
+  segment::Line64& first = lineOf(w, team, 0);
+  if (me != 0) {
+    lineOf(w, team, me).v.store(arrive, std::memory_order_release);
+    wait::wakePeer(w.seg.ctl(team.members[0]));
+    return wait::waitUntil(w.self(), [&] { return first.v.load(std::memory_order_acquire) >= go; });
+  }
+  uint32_t next = 1;  // the members below `next` are known to have arrived
+  SHMCOLL_CHECK(wait::waitUntil(w.self(), [&] {
+    for (; next < n; ++next)
+      if (lineOf(w, team, next).v.load(std::memory_order_acquire) < arrive) return false;
+    return true;
+  }));
+  first.v.store(go, std::memory_order_release);
+  wait::wakeAll(team.members, 0, [&](uint32_t world) { return w.seg.ctl(world); });
+  return 0;
+}
+
 // Runs `body` on a team with barrier lines (a team without them runs the
 // barrier as a schedule).  Once it has passed, every member has entered the barrier, so it has
 // finished every earlier operation on the team (transport/lanes.h): the lane
@@ -112,7 +163,9 @@ int onLines(Team& team, Body&& body) {
 
 }  // namespace
 
-int barrierOn(Team& team) { return onLines(team, flatFits(team) ? flat : dissemination); }
+int barrierOn(Team& team) {
+  return onLines(team, flatFits(team) ? flat : releasedFits(team) ? released : dissemination);
+}
 
 extern const Algorithm kDisseminationAlgorithm =
     Algorithm("dissemination", "ceil(log2 n) rounds of one barrier line each", opBit(Op::kBarrier), kBlocking,
@@ -122,5 +175,10 @@ extern const Algorithm kFlatBarrierAlgorithm =
     Algorithm("flat", "one round: every rank reads every member's barrier line", opBit(Op::kBarrier), kBlocking,
               [](Operation& o) { return onLines(o.team(), flat); })
         .costing([](const Operation& o) { return flatFits(o.team()) ? 0.5 : 2.0; });
+
+extern const Algorithm kReleasedBarrierAlgorithm =
+    Algorithm("released", "every rank tells team rank 0, which releases them all", opBit(Op::kBarrier), kBlocking,
+              [](Operation& o) { return onLines(o.team(), released); })
+        .costing([](const Operation& o) { return releasedFits(o.team()) ? 0.5 : 3.0; });
 
 }  // namespace shmcoll::coll

@@ -25,6 +25,7 @@ extern const Algorithm kExchangeAlgorithm;            // exchange.cc
 extern const Algorithm kNumaAllgatherAlgorithm;       // allgather_numa.cc
 extern const Algorithm kDisseminationAlgorithm;       // barrier_dissemination.cc
 extern const Algorithm kFlatBarrierAlgorithm;         // barrier_dissemination.cc
+extern const Algorithm kReleasedBarrierAlgorithm;     // barrier_dissemination.cc
 extern const Algorithm kReduceDirectAlgorithm;        // reduce_direct.cc
 extern const Algorithm kReduceSlicedAlgorithm;        // reduce_sliced.cc
 extern const Algorithm kSchedExchangeAlgorithm;       // sched_exchange.cc
@@ -42,11 +43,11 @@ extern const Algorithm kBruckAlgorithm;               // bruck.cc
 namespace {
 
 const Algorithm* const kAlgorithms[] = {
-    &kInlineAlgorithm,       &kExchangeAlgorithm,           &kNumaAllgatherAlgorithm,  &kDisseminationAlgorithm,
-    &kReduceDirectAlgorithm, &kReduceSlicedAlgorithm,       &kSchedExchangeAlgorithm,  &kSchedBarrierAlgorithm,
-    &kSchedReduceAlgorithm,  &kSchedReduceScatterAlgorithm, &kSchedScanAlgorithm,      &kInterExchangeAlgorithm,
-    &kInterBarrierAlgorithm, &kInterReduceAlgorithm,        &kInterAllreduceAlgorithm, &kInterReduceScatterAlgorithm,
-    &kBruckAlgorithm,        &kFlatBarrierAlgorithm,
+    &kInlineAlgorithm,       &kExchangeAlgorithm,           &kNumaAllgatherAlgorithm,   &kDisseminationAlgorithm,
+    &kReduceDirectAlgorithm, &kReduceSlicedAlgorithm,       &kSchedExchangeAlgorithm,   &kSchedBarrierAlgorithm,
+    &kSchedReduceAlgorithm,  &kSchedReduceScatterAlgorithm, &kSchedScanAlgorithm,       &kInterExchangeAlgorithm,
+    &kInterBarrierAlgorithm, &kInterReduceAlgorithm,        &kInterAllreduceAlgorithm,  &kInterReduceScatterAlgorithm,
+    &kBruckAlgorithm,        &kFlatBarrierAlgorithm,        &kReleasedBarrierAlgorithm,
 };
 constexpr int kNumAlgorithms = sizeof kAlgorithms / sizeof kAlgorithms[0];
 
