@@ -49,9 +49,10 @@
 // see reclaimFrozen() in shared_heap_fork.cc.  A multi-threaded one keeps
 // the part below `low` private and sweeps it from time to time (sweep()):
 // the memfd's page under each page it has copied since goes, and the heap
-// is made whole at the first sweep that finds it alone.  A single-threaded parent moves
+// is made whole at the first sweep that finds it alone.  The parent moves
 // the shared mapping of [low, top) aside with its page tables before mapping
-// it again copy-on-write (parking: neither step tears page tables down), and
+// it again copy-on-write (parking: neither step tears page tables down;
+// MREMAP_DONTUNMAP keeps the range mapped meanwhile for other threads), and
 // moves it back when the heap is whole again.  Why not simply MAP_PRIVATE in
 // the child alone: Linux lets such a mapping show the parent's later writes
 // (and hole punches) to pages the child has not written, so the child's

@@ -58,6 +58,14 @@ long threadCount() {
   return q ? strtol(q + 1, nullptr, 10) : 0;
 }
 
+// mremap(2)'s MREMAP_DONTUNMAP (Linux 5.7; for shared mappings 5.13), where
+// the headers are older.
+#ifdef MREMAP_DONTUNMAP
+constexpr int kDontUnmap = MREMAP_DONTUNMAP;
+#else
+constexpr int kDontUnmap = 4;
+#endif
+
 // The sweep of a multi-threaded parent's private part (SharedHeap::sweep):
 // a step looks at up to 128 MiB of the memfd's pages (about 1 ms of
 // /proc/self/pagemap here), at most every 100 ms while it finds copies, and
@@ -112,9 +120,9 @@ bool SharedHeap::freeze() {
   // so that a refusal leaves the heap as it was.
   void* tmp = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd_, static_cast<off_t>(lo));
   if (tmp == MAP_FAILED) return false;
-  // Single-threaded, the shared mapping moves aside first (parking), so the
-  // move below replaces nothing; else it replaces the shared mapping in
-  // place, the kernel tearing down its page tables.
+  // The shared mapping moves aside first (parking), so the move below
+  // replaces only an empty mapping; where it cannot, the move replaces the
+  // shared mapping in place, the kernel tearing down its page tables.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -144,12 +152,15 @@ bool SharedHeap::freeze() {
 // (mremap at the same offset within 2 MiB keeps whole page tables, which move
 // as they are), the mapping costs nothing to freeze, is not inherited
 // (MADV_DONTFORK), and moves back in one step when the heap is whole
-// again, its entries intact.  Only where no other thread runs: between the
-// two moves the range is not mapped (signals are blocked meanwhile).  The
-// parked ranges must stay contiguous, [parkedLo_, parkedHi_), to move back
-// in one step.
+// again, its entries intact.  With MREMAP_DONTUNMAP (shared mappings since
+// Linux 5.13) the range stays mapped, empty, until the copy-on-write mapping
+// replaces it: another thread touching it meanwhile faults the memfd's page
+// in, as before the move.  Without it the range is not mapped between the
+// two moves, so then only where no other thread runs (signals are blocked
+// meanwhile).  The parked ranges must stay contiguous, [parkedLo_,
+// parkedHi_), to move back in one step.
 bool SharedHeap::parkShared(uint64_t off, uint64_t len) {
-  if (threadCount() != 1 || (parkedHi_ != parkedLo_ && parkedHi_ != off)) return false;
+  if (parkedHi_ != parkedLo_ && parkedHi_ != off) return false;
   char* b = base_.load(std::memory_order_relaxed);
   if (!park_) {
     constexpr uint64_t kAlign = 2ull << 20;
@@ -163,7 +174,9 @@ bool SharedHeap::parkShared(uint64_t off, uint64_t len) {
     park_ = parkMap_ + ((want + kAlign - at % kAlign) % kAlign);
     (void)madvise(parkMap_, parkMapLen_, MADV_DONTFORK);
   }
-  if (mremap(b + off, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, park_ + off) == MAP_FAILED) return false;
+  if (mremap(b + off, len, len, MREMAP_MAYMOVE | MREMAP_FIXED | kDontUnmap, park_ + off) == MAP_FAILED &&
+      (threadCount() != 1 || mremap(b + off, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, park_ + off) == MAP_FAILED))
+    return false;
   (void)madvise(park_ + off, len, MADV_DONTFORK);
   if (parkedHi_ == parkedLo_) parkedLo_ = off;
   parkedHi_ = off + len;
