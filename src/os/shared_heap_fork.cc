@@ -347,6 +347,7 @@ bool SharedHeap::reclaimFrozen(bool force) {
   dropFreeBodies(end, !whole);
   frozen_.store(false, std::memory_order_relaxed);
   if (whole) {
+    stale_.store(false, std::memory_order_relaxed);  // (from a reclaim before this fork)
     low_.store(0, std::memory_order_release);
     if (lowHook_) lowHook_();
   } else if (lo > 0) {
