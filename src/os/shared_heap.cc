@@ -253,11 +253,7 @@ void* SharedHeap::allocate(uint64_t bytes, uint64_t align, bool zero) {
   const uint64_t lead = align <= kPage ? (align > kHeader ? align : kHeader) : align + kHeader;
   const uint64_t need = roundUp(bytes + lead, kPage);
   pthread_mutex_lock(&mu_);
-  if (frozen_.load(std::memory_order_relaxed)) {
-    reclaimFrozen(false);
-  } else if (stale_.load(std::memory_order_relaxed)) {
-    sweep(false);
-  }
+  tidy(false);
   void* user = nullptr;
   // First fit, in the shared part first: a buffer below `low` is private.
   if (Block* b = firstFit(need, true)) {
@@ -318,11 +314,7 @@ void SharedHeap::release(void* p) {
     pthread_mutex_unlock(&mu_);
     corrupt("double free", p);
   }
-  if (frozen_.load(std::memory_order_relaxed)) {
-    reclaimFrozen(false);
-  } else if (stale_.load(std::memory_order_relaxed)) {
-    sweep(false);
-  }
+  tidy(false);
   inUse_ -= b->size;
   uint64_t off = offsetOf(b);
   uint64_t resident = b->size;

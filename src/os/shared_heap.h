@@ -172,6 +172,8 @@ class SharedHeap {
   bool reclaimFrozen(bool force);
   bool thaw(int pagemap, uint64_t end);
   bool makeWhole(int pagemap, uint64_t lo, uint64_t end);
+  void wholeAgain(uint64_t lo, uint64_t end);
+  void tidy(bool now);
   bool punchCopied(int pagemap, uint64_t from, uint64_t end);
   void sweep(bool force);
   bool mapShared(uint64_t off, uint64_t len);

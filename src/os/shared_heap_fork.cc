@@ -285,12 +285,18 @@ void SharedHeap::detachAfterFork() {
 void SharedHeap::poll(bool now) {
   if (!frozen_.load(std::memory_order_relaxed) && !stale_.load(std::memory_order_relaxed)) return;
   if (pthread_mutex_trylock(&mu_) != 0) return;
+  tidy(now);
+  pthread_mutex_unlock(&mu_);
+}
+
+// Under the lock: the reclaim while a child may hold frozen pages, else the
+// sweep of what a reclaim left private.
+void SharedHeap::tidy(bool now) {
   if (frozen_.load(std::memory_order_relaxed)) {
     reclaimFrozen(now);
   } else if (stale_.load(std::memory_order_relaxed)) {
     sweep(false);
   }
-  pthread_mutex_unlock(&mu_);
 }
 
 bool SharedHeap::reclaimNow() {
@@ -337,20 +343,17 @@ bool SharedHeap::reclaimFrozen(bool force) {
   }
   const uint64_t lo = low_.load(std::memory_order_relaxed);
   const uint64_t end = top_ < lo ? top_ : lo;
-  const bool whole = threadCount() == 1 && makeWhole(pm, lo, end);
-  if (!whole) punchCopied(pm, 0, end);
-  close(pm);
-  // Above the top, and the bodies of freed blocks (their pages were given
-  // back, or may be: their contents do not matter), nobody needs the
-  // snapshot.  (A free block's first page holds its header: kept.)
-  dropSnapshot(end, lo - end, !whole);
-  dropFreeBodies(end, !whole);
   frozen_.store(false, std::memory_order_relaxed);
-  if (whole) {
-    stale_.store(false, std::memory_order_relaxed);  // (from a reclaim before this fork)
-    low_.store(0, std::memory_order_release);
-    if (lowHook_) lowHook_();
-  } else if (lo > 0) {
+  if (threadCount() == 1 && makeWhole(pm, lo, end)) {
+    close(pm);
+    wholeAgain(lo, end);
+    return true;
+  }
+  punchCopied(pm, 0, end);
+  close(pm);
+  dropSnapshot(end, lo - end, true);
+  dropFreeBodies(end, true);
+  if (lo > 0) {
     stale_.store(true, std::memory_order_relaxed);
     sweepAt_ = 0;
     sweepEveryNs_ = kSweepEveryNs;
@@ -358,6 +361,19 @@ bool SharedHeap::reclaimFrozen(bool force) {
     nextSweepNs_ = nowNs() + kSweepEveryNs;
   }
   return true;
+}
+
+// After makeWhole(): above the top, and the bodies of freed blocks (their
+// pages were given back, or may be: their contents do not matter), nobody
+// needs the snapshot (a free block's first page holds its header: kept);
+// `low` goes to 0 and the runtime republishes it.  (The private part's
+// remains are dropped the same way, with `remap`, in reclaimFrozen().)
+void SharedHeap::wholeAgain(uint64_t lo, uint64_t end) {
+  dropSnapshot(end, lo - end, false);
+  dropFreeBodies(end, false);
+  stale_.store(false, std::memory_order_relaxed);  // (also a sweep left from a reclaim before this fork)
+  low_.store(0, std::memory_order_release);
+  if (lowHook_) lowHook_();
 }
 
 // Writes back the pages copied in [0, end) and maps [0, lo) shared again,
@@ -390,11 +406,7 @@ void SharedHeap::sweep(bool force) {
   const uint64_t end = top_ < lo ? top_ : lo;
   if (threadCount() == 1 && makeWhole(pm, lo, end)) {
     close(pm);
-    dropSnapshot(end, lo - end, false);
-    dropFreeBodies(end, false);
-    stale_.store(false, std::memory_order_relaxed);
-    low_.store(0, std::memory_order_release);
-    if (lowHook_) lowHook_();
+    wholeAgain(lo, end);
     return;
   }
   uint64_t at = sweepAt_ < end ? sweepAt_ : 0, budget = force ? end : kSweepPages * kPage;

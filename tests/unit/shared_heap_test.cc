@@ -169,6 +169,23 @@ void forkWithBigBuffer(SharedHeap& h, char* big, uint64_t n, int* status) {
   for (int fd : {toChild[0], toChild[1], toParent[0], toParent[1]}) close(fd);
 }
 
+// Forks through the heap's handlers (as pthread_atfork runs them); the
+// child runs childBits() and exits with what it returns (0: all well); the
+// parent waits for it and returns its exit status, or -1 if it did not exit.
+template <class Child>
+int forkAndWait(SharedHeap& h, Child&& childBits) {
+  h.prepareFork();
+  const pid_t c = fork();
+  if (c == 0) {
+    h.afterForkChild();
+    _exit(childBits());
+  }
+  h.afterForkParent();
+  int status = 0;
+  if (c < 0 || waitpid(c, &status, 0) != c || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
 // A second thread in this process, asleep until end() (or destruction):
 // with it running, the heap cannot make itself whole after a fork.
 class SleepingThread {
@@ -525,24 +542,19 @@ TEST(SharedHeapTest, AForkKeepsTheHeapsPageTablesForWhenItIsWholeAgain) {
   ASSERT_EQ(presentPages(big, n), n / 4096);
   const uint64_t ino = H.h.inode();
   const uint64_t mappedBefore = inodeMappedBytes(ino);
-  H.h.prepareFork();
-  pid_t c = fork();
-  ASSERT_GE(c, 0);
-  if (c == 0) {
-    H.h.afterForkChild();
-    int bad = 0;
-    // only the frozen range [0, low), copy-on-write: not the parent's shared mapping, moved aside or not
-    if (inodeMappedBytes(ino) > H.h.low()) bad |= 1;
-    if (check(big, n, 1) != n) bad |= 2;
-    _exit(bad);
-  }
-  H.h.afterForkParent();
+  EXPECT_EQ(forkAndWait(H.h,
+                        [&] {
+                          int bad = 0;
+                          // only the frozen range [0, low), copy-on-write: not the parent's shared
+                          // mapping, moved aside or not
+                          if (inodeMappedBytes(ino) > H.h.low()) bad |= 1;
+                          if (check(big, n, 1) != n) bad |= 2;
+                          return bad;
+                        }),
+            0)
+      << "child failure bits";
   EXPECT_FALSE(H.h.sharedRange(big, n));
   fill(big, n / 2, 3);  // the first half copied, the second half untouched
-  int status = 0;
-  ASSERT_EQ(waitpid(c, &status, 0), c);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "child failure bits";
   EXPECT_TRUE(H.h.reclaimNow());
   // (before anything reads the buffer again, which would fault the entries back in)
   EXPECT_EQ(presentPages(big + n / 2, n / 2), n / 2 / 4096) << "the untouched half's entries were dropped";
@@ -578,26 +590,20 @@ TEST(SharedHeapTest, WithAThreadWritingForksParkTooAndTheHeapComesBackWhole) {
   });
   while (last.load(std::memory_order_acquire) == 0) usleep(100);
   for (int k = 0; k < 4; ++k) {
-    H.h.prepareFork();
-    pid_t c = fork();
-    ASSERT_GE(c, 0);
-    if (c == 0) {
-      H.h.afterForkChild();
-      int bad = 0;
-      if (inodeMappedBytes(ino) > H.h.low()) bad |= 1;  // the parked mapping is not inherited
-      const uint64_t v = *reinterpret_cast<uint64_t*>(big);
-      for (uint64_t at = stripe; at < n / 2; at += stripe)  // one snapshot: no stripe ahead of the first
-        if (*reinterpret_cast<uint64_t*>(big + at) > v) bad |= 2;
-      if (check(big + n / 2, n / 2, 1) != n / 2) bad |= 4;
-      usleep(2000);  // (the writer goes on in the parent meanwhile)
-      if (*reinterpret_cast<uint64_t*>(big) != v) bad |= 8;
-      _exit(bad);
-    }
-    H.h.afterForkParent();
-    int status = 0;
-    ASSERT_EQ(waitpid(c, &status, 0), c);
-    ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "child failure bits, fork " << k;
+    EXPECT_EQ(forkAndWait(H.h,
+                          [&] {
+                            int bad = 0;
+                            if (inodeMappedBytes(ino) > H.h.low()) bad |= 1;  // the parked mapping is not inherited
+                            const uint64_t v = *reinterpret_cast<uint64_t*>(big);
+                            for (uint64_t at = stripe; at < n / 2; at += stripe)  // one snapshot
+                              if (*reinterpret_cast<uint64_t*>(big + at) > v) bad |= 2;
+                            if (check(big + n / 2, n / 2, 1) != n / 2) bad |= 4;
+                            usleep(2000);  // (the writer goes on in the parent meanwhile)
+                            if (*reinterpret_cast<uint64_t*>(big) != v) bad |= 8;
+                            return bad;
+                          }),
+              0)
+        << "child failure bits, fork " << k;
   }
   stop.store(true);
   writer.join();
@@ -657,17 +663,7 @@ TEST(SharedHeapTest, WithOtherThreadsLaterCopiesAreSweptAndTheHeapIsWholeOnceAlo
   char* big = static_cast<char*>(H.h.allocate(n, 64, false));
   ASSERT_NE(big, nullptr);
   fill(big, n, 1);
-  H.h.prepareFork();
-  pid_t c = fork();
-  ASSERT_GE(c, 0);
-  if (c == 0) {
-    H.h.afterForkChild();
-    _exit(check(big, n, 1) == n ? 0 : 1);
-  }
-  H.h.afterForkParent();
-  int status = 0;
-  ASSERT_EQ(waitpid(c, &status, 0), c);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(forkAndWait(H.h, [&] { return check(big, n, 1) == n ? 0 : 1; }), 0);
   SleepingThread other;
   EXPECT_TRUE(H.h.reclaimNow());
   EXPECT_GT(H.h.low(), 0u);
