@@ -377,28 +377,43 @@ int winDetach(Win& w, const void* base) {
 
 // ---- synchronization ------------------------------------------------------------------
 
+namespace {
+
+// One attempt at target r's lock word.
+bool tryLock(std::atomic<uint32_t>& word, int type) {
+  if (type == MPI_LOCK_EXCLUSIVE) {
+    uint32_t v = 0;
+    return word.compare_exchange_strong(v, kLockExclusive, std::memory_order_acquire);
+  }
+  uint32_t v = word.load(std::memory_order_relaxed);
+  while (!(v & kLockExclusive))
+    if (word.compare_exchange_weak(v, v + 1, std::memory_order_acquire)) return true;
+  return false;
+}
+
+}  // namespace
+
+// A lock that is not free at once is waited for after the origin counts
+// itself in lockWaiters.  (The count's increment and the unlock's release
+// are both sequentially consistent read-modify-writes, each followed by a
+// look at the other's word: either the waiter's next attempt sees the lock
+// released, or the unlock sees the waiter and wakes the sleepers.)
 int winLock(Win& w, uint32_t r, int type) {
-  std::atomic<uint32_t>& word = w.ctl(r)->lock;
-  if (type == MPI_LOCK_EXCLUSIVE)
-    return waitToTake([&] {
-      uint32_t v = 0;
-      return word.compare_exchange_strong(v, kLockExclusive, std::memory_order_acquire);
-    });
-  return waitToTake([&] {
-    uint32_t v = word.load(std::memory_order_relaxed);
-    while (!(v & kLockExclusive))
-      if (word.compare_exchange_weak(v, v + 1, std::memory_order_acquire)) return true;
-    return false;
-  });
+  WinCtl& c = *w.ctl(r);
+  if (tryLock(c.lock, type)) return 0;
+  c.lockWaiters.fetch_add(1, std::memory_order_seq_cst);
+  const int rc = waitToTake([&] { return tryLock(c.lock, type); });
+  c.lockWaiters.fetch_sub(1, std::memory_order_relaxed);
+  return rc;
 }
 
 void winUnlock(Win& w, uint32_t r, int type) {
-  std::atomic<uint32_t>& word = w.ctl(r)->lock;
+  WinCtl& c = *w.ctl(r);
   if (type == MPI_LOCK_EXCLUSIVE)
-    word.exchange(0, std::memory_order_seq_cst);
+    c.lock.exchange(0, std::memory_order_seq_cst);
   else
-    word.fetch_sub(1, std::memory_order_seq_cst);
-  wakeMembers(w, true);
+    c.lock.fetch_sub(1, std::memory_order_seq_cst);
+  if (c.lockWaiters.load(std::memory_order_seq_cst) != 0) wakeMembers(w, true);
 }
 
 int winAccLock(Win& w, uint32_t r) {

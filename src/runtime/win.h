@@ -46,6 +46,10 @@ struct alignas(64) WinCtl {
   std::atomic<uint32_t> accMutex;   // 0 free, 1 held, 2 held with waiters
   std::atomic<uint32_t> completes;  // MPI_Win_complete calls toward this member not yet waited for
   std::atomic<uint32_t> attached;   // dynamic: slots of `regions` in use (a high-water mark)
+  // Origins waiting in MPI_Win_lock (or lock_all) for `lock`: an unlock wakes
+  // the members only when there are any, so that one origin's lock and unlock
+  // calls do not wake, every time, a member asleep in an unrelated wait.
+  std::atomic<uint32_t> lockWaiters;
 };
 constexpr uint32_t kLockExclusive = 0x80000000u;
 
