@@ -124,6 +124,7 @@ class Function:
                 raise Error(f'{where}: unknown variant "{v}"')
         self.ret = opts.get('returns', 'int')
         self.impl = opts.get('impl')
+        self.fast = opts.get('fast')
         self.initialized = 'initialized' in opts
         if not self.impl:
             raise Error(f'{where}: {name} names no implementation (impl=...)')
@@ -215,6 +216,8 @@ def entry(fn, name, big, req, desc):
         raise Error(f'{fn.where}: {fn.name} returns {fn.ret}, so it cannot report a failed check')
     if req == 'init' and not any(a.check in ('comm', 'anyComm') for a in fn.args):
         raise Error(f'{fn.where}: a persistent collective (variant init) needs a comm argument')
+    if fn.fast and not big and not req:  # (its own checks; false: the path below runs them all)
+        out.append(f'  if (impl::{fn.fast}({", ".join(a.name for a in fn.args)})) return MPI_SUCCESS;')
     if fn.ret != 'double':  # (MPI_Wtime and MPI_Wtick touch no state)
         out.append('  shmcoll::wait::Serial serial_;  // (MPI_THREAD_MULTIPLE: wait/serial.h)')
     out.append(f'  Call call_("{name}", {errcomm});')

@@ -21,6 +21,7 @@
 
 #include "api/check.h"
 #include "api/request.h"
+#include "copy/copy.h"
 #include "op/op.h"
 #include "runtime/win.h"
 
@@ -193,7 +194,61 @@ inline uint64_t plainBytes(const void* buf, uint64_t ocount, const dt::Type* ot,
 
 void completeRequest(Call& call, MPI_Request* request) { *request = newRequest(new DoneRequest, kNoComm, call.fn); }
 
+// A put's or get's bytes: up to 32 inline, then the copy kernel, memmove
+// where the two ranges overlap (a rank moving data inside its own window).
+inline void moveBytes(char* d, const char* s, uint64_t n) {
+  if (n <= copy::kTinyMax)
+    copy::tiny(d, s, n);
+  else if (d + n <= s || s + n <= d)
+    copy::copy(d, s, n);
+  else
+    memmove(d, s, n);
+}
+
+// The window and the two types of a plain MPI_Put or MPI_Get that its entry
+// serves without a Call: the window of the last look-up, datatypes valid and
+// committed, counts not negative, no thread serialization on.  nullptr
+// otherwise (the entry's checks then run in order).
+inline rt::Win* fastArgs(MPI_Win win, int ocount, MPI_Datatype oh, int tcount, MPI_Datatype th, const dt::Type** ot,
+                         const dt::Type** tt) {
+  rt::Win* w = rt::gLastWin;
+  if (wait::gSerialOn || !w || w->handle != win || (ocount | tcount) < 0) [[unlikely]]
+    return nullptr;
+  *ot = rt::type(oh);
+  *tt = rt::type(th);
+  return *ot && *tt && (*ot)->committed && (*tt)->committed ? w : nullptr;
+}
+
 }  // namespace
+
+// MPI_Put's and MPI_Get's fast paths (desc/rma.txt, fast=): the one-pass
+// case of put() and get() below, reached before the entry builds a Call.
+// True when the data moved.
+bool putFast(const void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp, int tcount, MPI_Datatype th,
+             MPI_Win win) {
+  const dt::Type *ot, *tt;
+  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt);
+  if (!w) return false;
+  const uint64_t bytes = plainBytes(origin, static_cast<uint64_t>(ocount), ot, static_cast<uint64_t>(tcount), tt);
+  char* to = bytes ? directTarget(w, rank, disp, tt, bytes, false) : nullptr;
+  if (!to) return false;
+  moveBytes(to, static_cast<const char*>(origin) + ot->trueLb, bytes);
+  w->pending = true;
+  return true;
+}
+
+bool getFast(void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp, int tcount, MPI_Datatype th,
+             MPI_Win win) {
+  const dt::Type *ot, *tt;
+  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt);
+  if (!w) return false;
+  const uint64_t bytes = plainBytes(origin, static_cast<uint64_t>(ocount), ot, static_cast<uint64_t>(tcount), tt);
+  const char* from = bytes ? directTarget(w, rank, disp, tt, bytes, false) : nullptr;
+  if (!from) return false;
+  moveBytes(static_cast<char*>(origin) + ot->trueLb, from, bytes);
+  w->pending = true;
+  return true;
+}
 
 namespace {
 

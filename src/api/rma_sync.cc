@@ -119,6 +119,18 @@ void flushPending(rt::Win* w) {
 }
 }  // namespace
 
+// Their fast path (desc/rma_sync.txt, fast=): the window of the last
+// look-up, a target with an open passive-target epoch, no thread
+// serialization on.  True when the flush is done.
+bool winFlushFast(int rank, MPI_Win win) {
+  rt::Win* w = rt::gLastWin;
+  if (wait::gSerialOn || !w || w->handle != win || rank < 0 || static_cast<uint32_t>(rank) >= w->nranks ||
+      !(w->lockAll || w->locked[rank])) [[unlikely]]
+    return false;
+  flushPending(w);
+  return true;
+}
+
 // MPI_Win_flush and MPI_Win_flush_local.
 int winFlush(Call& call, int rank, rt::Win* w) {
   SHMCOLL_CHECK(rankArg(call, w, rank));
