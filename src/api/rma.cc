@@ -272,6 +272,46 @@ int transferArgs(Call& call, const void* origin, uint64_t ocount, const dt::Type
 
 }  // namespace
 
+// MPI_Accumulate's and MPI_Fetch_and_op's fast paths (desc/rma.txt, fast=):
+// one predefined type on both sides, an operation defined on it, a target
+// reached directly that does not overlap the origin's or the result's
+// buffer; combined in place under the target's accumulate mutex, as
+// combine() does.  True when the call is done.
+bool accumulateFast(const void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp, int tcount,
+                    MPI_Datatype th, MPI_Op op, MPI_Win win) {
+  const dt::Type *ot, *tt;
+  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt);
+  if (!w || oh != th || !tt->builtin || !op::definedOn(op, th)) return false;
+  const uint64_t bytes = plainBytes(origin, static_cast<uint64_t>(ocount), ot, static_cast<uint64_t>(tcount), tt);
+  char* to = bytes ? directTarget(w, rank, disp, tt, bytes, false) : nullptr;
+  const char* from = static_cast<const char*>(origin);
+  if (!to || (from < to + bytes && to < from + bytes) || rt::winAccLock(*w, static_cast<uint32_t>(rank))) return false;
+  w->pending = true;
+  op::applyPacked(op, from, to, bytes, th);
+  rt::winAccUnlock(*w, static_cast<uint32_t>(rank));
+  return true;
+}
+
+bool fetchAndOpFast(const void* origin, void* result, MPI_Datatype h, int rank, MPI_Aint disp, MPI_Op op,
+                    MPI_Win win) {
+  const dt::Type *t, *same;
+  rt::Win* w = fastArgs(win, 1, h, 1, h, &t, &same);
+  if (!w || !t->builtin || !result || (op != MPI_NO_OP && !origin) ||
+      (op != MPI_REPLACE && op != MPI_NO_OP && !op::definedOn(op, h)))
+    return false;
+  const uint64_t bytes = t->size;
+  char* to = bytes ? directTarget(w, rank, disp, t, bytes, false) : nullptr;
+  const char *from = static_cast<const char*>(origin), *res = static_cast<const char*>(result);
+  if (!to || (op != MPI_NO_OP && from < to + bytes && to < from + bytes) || (res < to + bytes && to < res + bytes) ||
+      (op != MPI_NO_OP && from < res + bytes && res < from + bytes) || rt::winAccLock(*w, static_cast<uint32_t>(rank)))
+    return false;
+  w->pending = true;
+  memcpy(result, to, bytes);
+  op::applyPacked(op, from, to, bytes, h);
+  rt::winAccUnlock(*w, static_cast<uint32_t>(rank));
+  return true;
+}
+
 template <class C>
 int put(Call& call, const void* origin, C ocount, const dt::Type* otype, int rank, MPI_Aint disp, C tcount,
         const dt::Type* ttype, rt::Win* w, bool passive = false) {

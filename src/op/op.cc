@@ -313,6 +313,12 @@ MPI_Op create(MPI_User_function* fn, MPI_User_function_c* fnc, bool commute) {
   return static_cast<MPI_Op>(kUserMask | i);
 }
 
+bool definedOn(MPI_Op op, MPI_Datatype builtin) {
+  const OpInfo* info = predefined(op);
+  const Basic* b = info ? basicOf(builtin) : nullptr;
+  return b && (b->cls & info->classes);
+}
+
 bool isPredefined(MPI_Op op) { return predefined(op) != nullptr || op == MPI_REPLACE || op == MPI_NO_OP; }
 
 bool release(MPI_Op op) {

@@ -57,6 +57,10 @@ void unhold(MPI_Op op);
 // and check() accepted it for `basic`.
 int basicType(const dt::Type* t);
 void applyPacked(MPI_Op op, const void* in, void* inout, uint64_t bytes, int basic);
+// True when `op` is a predefined reduction operation (not MPI_REPLACE or
+// MPI_NO_OP) defined on the predefined type `builtin`: what check() accepts
+// for a predefined type, without its messages.
+bool definedOn(MPI_Op op, MPI_Datatype builtin);
 
 // The engine's view of (op, type) for a reduction (coll::Operator): apply()
 // above with the resolved type, and hold()/unhold() of the operation.
