@@ -25,7 +25,7 @@ struct Un {
 };
 
 template <class T, class F>
-void binary(const void* in, void* io, uint64_t n, F f) {
+[[gnu::always_inline]] inline void binary(const void* in, void* io, uint64_t n, F f) {
   auto* a = static_cast<const typename Un<T>::type*>(in);
   auto* b = static_cast<typename Un<T>::type*>(io);
   for (uint64_t i = 0; i < n; ++i) b[i] = f(a[i], b[i]);
@@ -44,8 +44,10 @@ inline T wrap(T a, T b, F f) {
   }
 }
 
+// The arithmetic and bitwise kernels' body, inlined into one build per
+// instruction set below.
 template <class T>
-void arith(Kind k, const void* in, void* io, uint64_t n) {
+[[gnu::always_inline]] inline void arithBody(Kind k, const void* in, void* io, uint64_t n) {
   switch (k) {
     case kMax:
       return binary<T>(in, io, n, [](T a, T b) { return a > b ? a : b; });
@@ -76,6 +78,43 @@ void arith(Kind k, const void* in, void* io, uint64_t n) {
         break;
     }
   }
+}
+
+// Whether this CPU (and the OS, for the AVX registers) runs AVX2 code;
+// asked once.
+inline bool hasAvx2() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return yes;
+#else
+  return false;
+#endif
+}
+
+template <class T>
+void arithBase(Kind k, const void* in, void* io, uint64_t n) {
+  arithBody<T>(k, in, io, n);
+}
+#if defined(__x86_64__) || defined(__i386__)
+// The same loops with 32-byte vectors: in the first-level cache (the
+// accumulates and reductions of a few KiB) they run up to twice as fast as
+// the 16-byte build; from memory they gain little.
+template <class T>
+[[gnu::target("avx2")]] void arithAvx2(Kind k, const void* in, void* io, uint64_t n) {
+  arithBody<T>(k, in, io, n);
+}
+#endif
+
+// inout[i] = in[i] (op) inout[i] for the arithmetic and bitwise kinds.
+template <class T>
+void arith(Kind k, const void* in, void* io, uint64_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (hasAvx2()) return arithAvx2<T>(k, in, io, n);
+#endif
+  arithBase<T>(k, in, io, n);
 }
 
 // Complex numbers as (re, im) pairs of T, read through unaligned views.
