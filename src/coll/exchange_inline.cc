@@ -115,8 +115,24 @@ int inlineEnd(InlineRun& r, const transport::Pairs& a) {
       wait::wakeIfSleeping(w.seg.ctl(team.members[p]));
       return 0;
     };
-    transport::forSends(a, n, me, wake);
-    transport::forReceives(a, n, me, [&](uint32_t p) { return a.receivesFrom(p) ? wake(p) : 0; });
+    const std::vector<uint32_t>*outs = a.outPeers(), *ins = a.inPeers();
+    if (outs && ins) {
+      // Both lists increase: merged, so that a neighbour on both (every one
+      // of a symmetric topology) is woken once, not twice.  (A second
+      // wake-up of a rank that has not run yet is one more futex call.)
+      size_t i = 0, j = 0;
+      while (i < outs->size() || j < ins->size()) {
+        const uint32_t o = i < outs->size() ? (*outs)[i] : UINT32_MAX, v = j < ins->size() ? (*ins)[j] : UINT32_MAX;
+        const uint32_t p = std::min(o, v);
+        const bool take = (o == p && a.sendsTo(p)) || (v == p && a.receivesFrom(p));
+        i += o == p;
+        j += v == p;
+        if (take && p != me) wake(p);
+      }
+    } else {
+      transport::forSends(a, n, me, wake);
+      transport::forReceives(a, n, me, [&](uint32_t p) { return a.receivesFrom(p) ? wake(p) : 0; });
+    }
   } else {
     for (uint32_t i = 0; i < n; ++i)
       if (i != me) wait::wakeIfSleeping(w.seg.ctl(team.members[i]));
