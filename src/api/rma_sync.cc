@@ -59,6 +59,33 @@ int winFence(Call& call, int assert, rt::Win* w) {
   return MPI_SUCCESS;
 }
 
+// MPI_Win_lock's and MPI_Win_unlock's fast paths (desc/rma_sync.txt,
+// fast=): the window of the last look-up, no thread serialization on,
+// arguments and epochs that the checks below would pass, and for a lock one
+// that is free at once.  True when the call is done; anything else (a lock
+// that must be waited for included) takes the path below.
+bool winLockFast(int type, int rank, int assert, MPI_Win win) {
+  rt::Win* w = rt::gLastWin;
+  if (wait::gSerialOn || !w || w->handle != win || (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE) ||
+      rank < 0 || static_cast<uint32_t>(rank) >= w->nranks || (assert & ~MPI_MODE_NOCHECK) || w->lockAll ||
+      w->locked[rank] || w->started || !rt::winTryLock(*w, static_cast<uint32_t>(rank), type)) [[unlikely]]
+    return false;
+  w->locked[rank] = static_cast<uint8_t>(type == MPI_LOCK_SHARED ? 1 : 2);
+  ++w->locksHeld;
+  return true;
+}
+
+bool winUnlockFast(int rank, MPI_Win win) {
+  rt::Win* w = rt::gLastWin;
+  if (wait::gSerialOn || !w || w->handle != win || rank < 0 || static_cast<uint32_t>(rank) >= w->nranks ||
+      !w->locked[rank]) [[unlikely]]
+    return false;
+  rt::winUnlock(*w, static_cast<uint32_t>(rank), w->locked[rank] == 1 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE);
+  w->locked[rank] = 0;
+  --w->locksHeld;
+  return true;
+}
+
 int winLock(Call& call, int type, int rank, int assert, rt::Win* w) {
   if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE)
     return check::fail(call, MPI_ERR_LOCKTYPE, "lock_type = %d is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE",

@@ -407,6 +407,8 @@ int winLock(Win& w, uint32_t r, int type) {
   return rc;
 }
 
+bool winTryLock(Win& w, uint32_t r, int type) { return tryLock(w.ctl(r)->lock, type); }
+
 void winUnlock(Win& w, uint32_t r, int type) {
   WinCtl& c = *w.ctl(r);
   if (type == MPI_LOCK_EXCLUSIVE)

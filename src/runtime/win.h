@@ -167,6 +167,8 @@ int winDetach(Win& w, const void* base);
 // ---- synchronization --------------------------------------------------------------
 // Takes or releases member r's lock (MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE).
 int winLock(Win& w, uint32_t r, int type);
+// One attempt at winLock's lock, without waiting: true when it is held now.
+bool winTryLock(Win& w, uint32_t r, int type);
 void winUnlock(Win& w, uint32_t r, int type);
 // Takes or releases member r's accumulate mutex.
 int winAccLock(Win& w, uint32_t r);
