@@ -59,6 +59,31 @@ int winFence(Call& call, int assert, rt::Win* w) {
   return MPI_SUCCESS;
 }
 
+namespace {
+
+// A lock on target `rank` taken (its lock word held, or with
+// MPI_MODE_NOCHECK none: the program asserts no conflicting lock exists).
+void held(rt::Win* w, int rank, int type, int assert) {
+  w->locked[rank] = static_cast<uint8_t>((assert & MPI_MODE_NOCHECK) ? 3 : type == MPI_LOCK_SHARED ? 1 : 2);
+  ++w->locksHeld;
+}
+// Ends the lock epoch on target `rank`: releases its lock word (a full
+// barrier), or with MPI_MODE_NOCHECK only fences, which completes the
+// epoch's operations as the release would.
+void release(rt::Win* w, int rank) {
+  const uint8_t how = w->locked[rank];
+  if (how == 3) {
+    rt::fullFence();
+    w->pending = false;
+  } else {
+    rt::winUnlock(*w, static_cast<uint32_t>(rank), how == 1 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE);
+  }
+  w->locked[rank] = 0;
+  --w->locksHeld;
+}
+
+}  // namespace
+
 // MPI_Win_lock's and MPI_Win_unlock's fast paths (desc/rma_sync.txt,
 // fast=): the window of the last look-up, no thread serialization on,
 // arguments and epochs that the checks below would pass, and for a lock one
@@ -68,10 +93,10 @@ bool winLockFast(int type, int rank, int assert, MPI_Win win) {
   rt::Win* w = rt::gLastWin;
   if (wait::gSerialOn || !w || w->handle != win || (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE) ||
       rank < 0 || static_cast<uint32_t>(rank) >= w->nranks || (assert & ~MPI_MODE_NOCHECK) || w->lockAll ||
-      w->locked[rank] || w->started || !rt::winTryLock(*w, static_cast<uint32_t>(rank), type)) [[unlikely]]
+      w->locked[rank] || w->started ||
+      (!(assert & MPI_MODE_NOCHECK) && !rt::winTryLock(*w, static_cast<uint32_t>(rank), type))) [[unlikely]]
     return false;
-  w->locked[rank] = static_cast<uint8_t>(type == MPI_LOCK_SHARED ? 1 : 2);
-  ++w->locksHeld;
+  held(w, rank, type, assert);
   return true;
 }
 
@@ -80,9 +105,7 @@ bool winUnlockFast(int rank, MPI_Win win) {
   if (wait::gSerialOn || !w || w->handle != win || rank < 0 || static_cast<uint32_t>(rank) >= w->nranks ||
       !w->locked[rank]) [[unlikely]]
     return false;
-  rt::winUnlock(*w, static_cast<uint32_t>(rank), w->locked[rank] == 1 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE);
-  w->locked[rank] = 0;
-  --w->locksHeld;
+  release(w, rank);
   return true;
 }
 
@@ -97,9 +120,8 @@ int winLock(Call& call, int type, int rank, int assert, rt::Win* w) {
   if (w->locked[rank])
     return check::fail(call, MPI_ERR_RMA_CONFLICT, "rank = %d: this rank holds a lock on that target already", rank);
   if (w->started) return check::fail(call, MPI_ERR_RMA_SYNC, "an MPI_Win_start epoch is open on win");
-  SHMCOLL_CHECK(engine(call, rt::winLock(*w, static_cast<uint32_t>(rank), type)));
-  w->locked[rank] = static_cast<uint8_t>(type == MPI_LOCK_SHARED ? 1 : 2);
-  ++w->locksHeld;
+  if (!(assert & MPI_MODE_NOCHECK)) SHMCOLL_CHECK(engine(call, rt::winLock(*w, static_cast<uint32_t>(rank), type)));
+  held(w, rank, type, assert);
   return MPI_SUCCESS;
 }
 
@@ -107,9 +129,7 @@ int winUnlock(Call& call, int rank, rt::Win* w) {
   SHMCOLL_CHECK(rankArg(call, w, rank));
   if (!w->locked[rank])
     return check::fail(call, MPI_ERR_RMA_SYNC, "rank = %d: this rank holds no MPI_Win_lock on that target", rank);
-  rt::winUnlock(*w, static_cast<uint32_t>(rank), w->locked[rank] == 1 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE);
-  w->locked[rank] = 0;
-  --w->locksHeld;
+  release(w, rank);
   return MPI_SUCCESS;
 }
 
@@ -119,19 +139,28 @@ int winLockAll(Call& call, int assert, rt::Win* w) {
   if (w->locksHeld)
     return check::fail(call, MPI_ERR_RMA_CONFLICT, "this rank holds MPI_Win_lock on %u targets of win", w->locksHeld);
   if (w->started) return check::fail(call, MPI_ERR_RMA_SYNC, "an MPI_Win_start epoch is open on win");
-  for (uint32_t r = 0; r < w->nranks; ++r)
+  // (MPI_MODE_NOCHECK: no lock word at all, instead of one shared lock per member)
+  const bool noCheck = (assert & MPI_MODE_NOCHECK) != 0;
+  for (uint32_t r = 0; r < w->nranks && !noCheck; ++r)
     if (int rc = rt::winLock(*w, r, MPI_LOCK_SHARED)) {
       while (r-- > 0) rt::winUnlock(*w, r, MPI_LOCK_SHARED);
       return check::engine(call, rc);
     }
   w->lockAll = true;
+  w->lockAllNoCheck = noCheck;
   return MPI_SUCCESS;
 }
 
 int winUnlockAll(Call& call, rt::Win* w) {
   if (!w->lockAll) return check::fail(call, MPI_ERR_RMA_SYNC, "this rank holds no MPI_Win_lock_all on win");
-  for (uint32_t r = 0; r < w->nranks; ++r) rt::winUnlock(*w, r, MPI_LOCK_SHARED);
+  if (w->lockAllNoCheck) {
+    rt::fullFence();
+    w->pending = false;
+  } else {
+    for (uint32_t r = 0; r < w->nranks; ++r) rt::winUnlock(*w, r, MPI_LOCK_SHARED);
+  }
   w->lockAll = false;
+  w->lockAllNoCheck = false;
   return MPI_SUCCESS;
 }
 

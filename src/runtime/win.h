@@ -83,7 +83,8 @@ struct Win {
   // Epochs of this process (the standard's synchronization state).
   bool fenceOpen = false;            // a fence without MPI_MODE_NOSUCCEED came last
   bool lockAll = false;              // MPI_Win_lock_all
-  std::vector<uint8_t> locked;       // per target: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE
+  bool lockAllNoCheck = false;       // ... with MPI_MODE_NOCHECK: no lock word taken
+  std::vector<uint8_t> locked;       // per target: 0, 1 shared, 2 exclusive, 3 with MPI_MODE_NOCHECK (no lock word)
   uint32_t locksHeld = 0;            // targets locked with MPI_Win_lock
   bool started = false;              // MPI_Win_start ... complete
   std::vector<uint8_t> inStart;      // per target: in the start group

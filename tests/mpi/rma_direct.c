@@ -3,7 +3,8 @@
  * edges of the window: the cases a library may serve with one copy into
  * mapped memory (first byte, last byte, a type whose data starts past its
  * origin, a rank moving data inside its own window) under every
- * synchronization mode, next to the calls that must be refused there
+ * synchronization mode (an exclusive lock and lock_all with MPI_MODE_NOCHECK
+ * too, which take no lock word), next to the calls that must be refused there
  * (one byte past the end, a negative displacement, a rank outside the group,
  * a request form outside a lock epoch), which must leave every byte alone.
  *
@@ -24,9 +25,9 @@
 static int n, me;
 
 /* The regions the origin writes (byte offsets, multiples of 4) and the one a rank moves inside its own window. */
-enum { kFence, kLockEnd, kLockAll, kPscw, kRequest, kShifted, kSteps };
-static const int kOff[kSteps] = {0, W - 12, 100, 64, 200, 128};
-static const int kLen[kSteps] = {1, 12, 7, 8, 16, 20}; /* kShifted: bytes [8, 20) of the region move */
+enum { kFence, kLockEnd, kLockAll, kPscw, kRequest, kShifted, kNoCheck, kSteps };
+static const int kOff[kSteps] = {0, W - 12, 100, 64, 200, 128, 80};
+static const int kLen[kSteps] = {1, 12, 7, 8, 16, 20, 10}; /* kShifted: bytes [8, 20) of the region move */
 #define SELF_SRC 32
 #define SELF_DST 40
 #define SELF_LEN 24
@@ -152,6 +153,15 @@ static void run(MPI_Win win, unsigned char *mem, int du, const char *flavor) {
   MPI_Type_free(&shifted);
   TU_CALL(MPI_Barrier(MPI_COMM_WORLD));
 
+  /* MPI_MODE_NOCHECK: an exclusive lock nobody else asks for (each target has one origin here) */
+  TU_CALL(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, MPI_MODE_NOCHECK, win));
+  TU_CALL(MPI_Put(src[kNoCheck], 10, MPI_BYTE, t, kOff[kNoCheck] / du, 10, MPI_BYTE, win));
+  expect_error(MPI_Win_lock(MPI_LOCK_SHARED, t, MPI_MODE_NOCHECK, win), MPI_ERR_RMA_CONFLICT, flavor,
+               "a second MPI_Win_lock on the same target");
+  TU_CALL(MPI_Win_unlock(t, win));
+  expect_error(MPI_Win_unlock(t, win), MPI_ERR_RMA_SYNC, flavor, "MPI_Win_unlock after the epoch ended");
+  TU_CALL(MPI_Barrier(MPI_COMM_WORLD));
+
   /* a move inside our own window, overlapping itself (a region nobody else writes) */
   TU_CALL(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, win));
   TU_CALL(MPI_Put(mem + SELF_SRC, SELF_LEN, MPI_BYTE, me, SELF_DST / du, SELF_LEN, MPI_BYTE, win));
@@ -162,8 +172,8 @@ static void run(MPI_Win win, unsigned char *mem, int du, const char *flavor) {
   TU_CALL(MPI_Win_unlock(me, win));
   TU_CALL(MPI_Barrier(MPI_COMM_WORLD));
 
-  TU_CALL(MPI_Win_lock_all(0, win));
-  get_and_check(win, t, kSteps, 1, flavor, "the neighbour's window read back at the end");
+  TU_CALL(MPI_Win_lock_all(MPI_MODE_NOCHECK, win));
+  get_and_check(win, t, kSteps, 1, flavor, "the neighbour's window read back at the end, under lock_all(NOCHECK)");
   TU_CALL(MPI_Win_unlock_all(win));
   TU_CALL(MPI_Barrier(MPI_COMM_WORLD));
   ++tu_ncases;
