@@ -61,6 +61,21 @@ int winFence(Call& call, int assert, rt::Win* w) {
 
 namespace {
 
+// The fence a flush owes: the operations are done already, and their
+// stores need ordering before what follows only if one ran since the last
+// fence (an unlock, a fence and a flush all order everything before them).
+void flushPending(rt::Win* w) {
+  if (!w->pending) return;
+  rt::fullFence();
+  w->pending = false;
+}
+// A full fence, owed or not: MPI_Win_sync, and the end of an epoch that took
+// no lock word (MPI_MODE_NOCHECK), where releasing it would have fenced.
+void fenceAll(rt::Win* w) {
+  rt::fullFence();
+  w->pending = false;
+}
+
 // A lock on target `rank` taken (its lock word held, or with
 // MPI_MODE_NOCHECK none: the program asserts no conflicting lock exists).
 void held(rt::Win* w, int rank, int type, int assert) {
@@ -68,16 +83,13 @@ void held(rt::Win* w, int rank, int type, int assert) {
   ++w->locksHeld;
 }
 // Ends the lock epoch on target `rank`: releases its lock word (a full
-// barrier), or with MPI_MODE_NOCHECK only fences, which completes the
-// epoch's operations as the release would.
+// barrier), or with MPI_MODE_NOCHECK fences.
 void release(rt::Win* w, int rank) {
   const uint8_t how = w->locked[rank];
-  if (how == 3) {
-    rt::fullFence();
-    w->pending = false;
-  } else {
+  if (how == 3)
+    fenceAll(w);
+  else
     rt::winUnlock(*w, static_cast<uint32_t>(rank), how == 1 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE);
-  }
   w->locked[rank] = 0;
   --w->locksHeld;
 }
@@ -153,27 +165,15 @@ int winLockAll(Call& call, int assert, rt::Win* w) {
 
 int winUnlockAll(Call& call, rt::Win* w) {
   if (!w->lockAll) return check::fail(call, MPI_ERR_RMA_SYNC, "this rank holds no MPI_Win_lock_all on win");
-  if (w->lockAllNoCheck) {
-    rt::fullFence();
-    w->pending = false;
-  } else {
+  if (w->lockAllNoCheck)
+    fenceAll(w);
+  else
     for (uint32_t r = 0; r < w->nranks; ++r) rt::winUnlock(*w, r, MPI_LOCK_SHARED);
-  }
   w->lockAll = false;
   w->lockAllNoCheck = false;
   return MPI_SUCCESS;
 }
 
-// The fence a flush owes: the operations are done already, and their
-// stores need ordering before what follows only if one ran since the last
-// fence (an unlock, a fence and a flush all order everything before them).
-namespace {
-void flushPending(rt::Win* w) {
-  if (!w->pending) return;
-  rt::fullFence();
-  w->pending = false;
-}
-}  // namespace
 
 // Their fast path (desc/rma_sync.txt, fast=): the window of the last
 // look-up, a target with an open passive-target epoch, no thread
@@ -204,8 +204,7 @@ int winFlushAll(Call& call, rt::Win* w) {
 }
 
 int winSync(Call&, rt::Win* w) {
-  rt::fullFence();
-  w->pending = false;
+  fenceAll(w);
   return MPI_SUCCESS;
 }
 
