@@ -84,8 +84,8 @@ int waitFor(Cond&& cond) {
   return wait::waitUntil(transport::world().self(), cond);
 }
 
-// Waits until `take` succeeds once.  (waitUntil may test its condition again
-// after it held, and a successful take must not be repeated.)
+// Waits until `take` succeeds once.  (waitUntil does not test its condition
+// again after it held; the latch keeps a successful take single regardless.)
 template <class Take>
 int waitToTake(Take&& take) {
   bool taken = false;

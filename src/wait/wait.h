@@ -155,8 +155,9 @@ int waitSerial(segment::RankCtl* self, Cond&& cond) {
     gLocalSleepers.fetch_add(1, std::memory_order_seq_cst);
     self->sleeping.fetch_add(1, std::memory_order_relaxed);
     sleepFence();
-    const bool ready = runProgressHook() || cond();
-    if (!ready) {
+    const bool progressed = runProgressHook();
+    const bool met = !progressed && cond();
+    if (!progressed && !met) {
       if (gCrowd.sleepers) gCrowd.sleepers->fetch_add(1, std::memory_order_relaxed);
       const uint32_t depth = releaseSerial();
       futexWait(&self->wake, seen, sleepNs);
@@ -166,13 +167,15 @@ int waitSerial(segment::RankCtl* self, Cond&& cond) {
     }
     self->sleeping.fetch_sub(1, std::memory_order_relaxed);
     gLocalSleepers.fetch_sub(1, std::memory_order_relaxed);
-    if (cond()) return 0;
+    if (met || cond()) return 0;
     if (int rc = checkJobAlive()) return rc;
   }
 }
 
 // Waits until cond() is true.  `self` is the caller's own RankCtl.
-// Returns 0, or an error class from checkJobAlive().
+// Returns 0, or an error class from checkJobAlive().  cond() is never called
+// again once it returned true, so a condition may act when it holds (a
+// matched probe takes the message it found).
 template <class Cond>
 int waitUntil(segment::RankCtl* self, Cond&& cond) {
   if (__builtin_expect(cond(), 1)) return 0;
@@ -197,9 +200,10 @@ int waitUntil(segment::RankCtl* self, Cond&& cond) {
     uint32_t seen = self->wake.load(std::memory_order_acquire);
     self->sleeping.store(1, std::memory_order_relaxed);
     sleepFence();
-    if (runProgressHook() || cond()) {
+    bool met = false;
+    if (runProgressHook() || (met = cond())) {
       self->sleeping.store(0, std::memory_order_relaxed);
-      if (cond()) return 0;
+      if (met || cond()) return 0;
       continue;
     }
     if (gCrowd.sleepers) gCrowd.sleepers->fetch_add(1, std::memory_order_relaxed);

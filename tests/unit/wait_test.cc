@@ -86,6 +86,40 @@ TEST_F(WaitTest, SleeperIsCountedWhileAsleepAndWokenByItsPeer) {
   EXPECT_EQ(self_.sleeping.load(), 0u);
 }
 
+// A condition may act when it holds: MPI_Mprobe's takes the message it finds.
+// Asked again after saying yes, it would take a second message (or none) and
+// the first would be lost; the wait must return on the first yes, also when
+// that yes comes in the look just before the futex sleep.  The condition
+// here holds once at call `first` (it "takes the only message") and again
+// from call first + 4, so a wait that asks again returns later with `taken` 2
+// or more instead of hanging.  Both the plain wait and the one at
+// MPI_THREAD_MULTIPLE (waitSerial; this thread holds no lock, so releasing it
+// does nothing).
+TEST_F(WaitTest, AConditionIsNotAskedAgainOnceItHeld) {
+  const ProgressHook savedHook = gProgressHook;
+  gProgressHook = nullptr;
+  for (bool serial : {false, true}) {
+    use(0, 0, 1000000, 0, 1, 1);  // no spins, no yields: straight to the look before the sleep
+    gSerialOn = serial;
+    // The plain wait asks at entry (1) and before the sleep (2); waitSerial
+    // asks at entry (1), at the top of its round (2) and before the sleep (3).
+    const int first = serial ? 3 : 2;
+    int calls = 0, taken = 0;
+    const int rc = waitUntil(&self_, [&] {
+      ++calls;
+      if (calls != first && calls < first + 4) return false;
+      ++taken;
+      return true;
+    });
+    gSerialOn = false;
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(taken, 1) << (serial ? "waitSerial" : "waitUntil") << " asked again after the condition held";
+    EXPECT_EQ(calls, first) << (serial ? "waitSerial" : "waitUntil");
+    EXPECT_EQ(self_.sleeping.load(), 0u);
+  }
+  gProgressHook = savedHook;
+}
+
 TEST_F(WaitTest, StreamWaitSpinsWhileTheAwakeRanksFitTheCores) {
   // 4 ranks, 2 cores, 2 asleep: the 2 awake fit, so the wait spins (budget
   // 4 s) and sees a change nobody wakes it for.  Had it slept, only the
