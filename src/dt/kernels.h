@@ -86,6 +86,13 @@ struct Table {
 
 // The table for the active copy kernel.
 const Table& table();
+
+// Whether an unpack whose stride crowds its blocks into a few L1 sets holds
+// back its stores with a load fence every few blocks (dt/kernels_impl.h):
+// SHMCOLL_DT_STORE_FENCE, read once (off by default).
+bool fenceCrowded();
+// Tests: 1 or 0 forces the choice, -1 goes back to the CPU's.
+void forceFenceCrowded(int on);
 // The table for kernel k (tests and benchmarks); nullptr when k cannot run here.
 const Table* tableFor(copy::Kernel k);
 

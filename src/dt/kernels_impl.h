@@ -92,16 +92,17 @@ inline bool writePrefetchFits(int64_t stride, int64_t pf) {
 }
 
 // Unpack whose stride crowds the blocks into a few L1 sets (the case that
-// prefetches into L2 instead, above) also holds back its stores: a load fence
-// after every kFenceBlocks blocks.  Each store that has executed asks for its
+// prefetches into L2 instead, above) may also hold back its stores: a load
+// fence after every kFenceBlocks blocks, with SHMCOLL_DT_STORE_FENCE=1
+// (fenceCrowded(), dt/kernels.h).  Each store that has executed asks for its
 // line ahead of committing; when every line maps to one or two L1 sets (the
 // z face of a 256^3 array of doubles: a 2 KiB stride, 16 lines of L1), dozens
-// of such requests in flight evict each other's lines before their stores
-// commit, and the stores miss again.  The fence lets only a few blocks'
-// stores execute ahead.  Measured on a 2-core AMD EPYC VM: face z unpack in
-// perf/pack/compare.sh went from 1.00-1.04 to 1.24-1.84 GB/s, and a
-// stand-alone loop of the same pattern ran about 3x faster with its lines in
-// L3 (docs/perf-log/notebook.md).
+// of such requests in flight may evict each other's lines before their stores
+// commit.  On one AMD EPYC (Zen 4) VM the fence took face z unpack in
+// perf/pack/compare.sh from 1.00-1.04 to 1.24-1.84 GB/s
+// (docs/perf-log/notebook.md); on another, of the same CPU family and model
+// line, it took it from 1.49-2.41 down to 0.78-1.17 GB/s (docs/PERFORMANCE.md),
+// so it is off unless asked for.
 constexpr unsigned kFenceBlocks = 4;
 
 SHMCOLL_DT_INLINE void storeThrottle() {
@@ -137,8 +138,10 @@ SHMCOLL_COPY_TARGET void strided(char* mem, int64_t ms, char* st, int64_t ss, ui
     loop<L, kPack, kNoPf>(mem, ms, st, ss, n, len, 0);
   else if (kPack)
     loop<L, kPack, kPfL2>(mem, ms, st, ss, n, len, pf);
-  else if (!writePrefetchFits(ms, pf))
+  else if (!writePrefetchFits(ms, pf) && fenceCrowded())
     loop<L, kPack, kPfL2, true>(mem, ms, st, ss, n, len, pf);
+  else if (!writePrefetchFits(ms, pf))
+    loop<L, kPack, kPfL2>(mem, ms, st, ss, n, len, pf);
   else
     loop<L, kPack, kPfWrite>(mem, ms, st, ss, n, len, pf);
 }

@@ -491,17 +491,23 @@ TEST(DtKernelsCursor, LargeMessageIn64KiBWindows) {
     std::vector<uint8_t> whole(total), win(total, 0);
     forEachKernel([&](copy::Kernel kk) {
       SCOPED_TRACE(copy::name(kk));
-      Cursor c(src.data(), k.count, t);
-      c.pack(0, whole.data(), total);
-      std::fill(win.begin(), win.end(), 0);
-      for (uint64_t pos = 0; pos < total; pos += kWindow) c.pack(pos, &win[pos], std::min(kWindow, total - pos));
-      ASSERT_EQ(win, whole);
-      std::fill(back.begin(), back.end(), 0);
-      Cursor u(back.data(), k.count, t);
-      for (uint64_t pos = 0; pos < total; pos += kWindow) u.unpack(pos, &win[pos], std::min(kWindow, total - pos));
-      std::vector<uint8_t> again(total);
-      Cursor(back.data(), k.count, t).pack(0, again.data(), total);
-      ASSERT_EQ(again, whole);
+      // The crowded-stride unpack with and without its store fence, whichever the CPU would choose.
+      for (int fence : {0, 1}) {
+        SCOPED_TRACE(fence ? "fenced" : "not fenced");
+        shmcoll::dt::kern::forceFenceCrowded(fence);
+        Cursor c(src.data(), k.count, t);
+        c.pack(0, whole.data(), total);
+        std::fill(win.begin(), win.end(), 0);
+        for (uint64_t pos = 0; pos < total; pos += kWindow) c.pack(pos, &win[pos], std::min(kWindow, total - pos));
+        ASSERT_EQ(win, whole);
+        std::fill(back.begin(), back.end(), 0);
+        Cursor u(back.data(), k.count, t);
+        for (uint64_t pos = 0; pos < total; pos += kWindow) u.unpack(pos, &win[pos], std::min(kWindow, total - pos));
+        std::vector<uint8_t> again(total);
+        Cursor(back.data(), k.count, t).pack(0, again.data(), total);
+        ASSERT_EQ(again, whole);
+      }
+      shmcoll::dt::kern::forceFenceCrowded(-1);
     });
     // Bytes outside the type map stay zero after the unpack.
     std::vector<uint8_t> mask(src.size(), 0);
