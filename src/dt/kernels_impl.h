@@ -98,11 +98,11 @@ inline bool writePrefetchFits(int64_t stride, int64_t pf) {
 // line ahead of committing; when every line maps to one or two L1 sets (the
 // z face of a 256^3 array of doubles: a 2 KiB stride, 16 lines of L1), dozens
 // of such requests in flight may evict each other's lines before their stores
-// commit.  On one AMD EPYC (Zen 4) VM the fence took face z unpack in
+// commit.  On one AMD EPYC VM the fence took face z unpack in
 // perf/pack/compare.sh from 1.00-1.04 to 1.24-1.84 GB/s
-// (docs/perf-log/notebook.md); on another, of the same CPU family and model
-// line, it took it from 1.49-2.41 down to 0.78-1.17 GB/s (docs/PERFORMANCE.md),
-// so it is off unless asked for.
+// (docs/perf-log/notebook.md); on another (Zen 4: family 19h, model 11h) it
+// took it from 1.49-2.41 down to 0.78-1.17 GB/s (docs/PERFORMANCE.md), so it
+// is off unless asked for.
 constexpr unsigned kFenceBlocks = 4;
 
 SHMCOLL_DT_INLINE void storeThrottle() {
