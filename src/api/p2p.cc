@@ -295,12 +295,12 @@ struct ProbeArgs {
   int source, tag;
   p2p::Status st;
   p2p::Message** take;
-  bool found = false;
 };
-// Latched: with `take` a second look after a hit would take a second message.
+// (With `take` it takes the message it finds: p2p::waitFor, like every wait,
+// never asks again once it said yes.)
 bool probeReady(void* a) {
   auto* p = static_cast<ProbeArgs*>(a);
-  return p->found || (p->found = p2p::iprobe(p->ctx, p->source, p->tag, &p->st, p->take));
+  return p2p::iprobe(p->ctx, p->source, p->tag, &p->st, p->take);
 }
 
 // The four probes: blocking or not (flag), matched or not (message).

@@ -174,7 +174,6 @@ int winUnlockAll(Call& call, rt::Win* w) {
   return MPI_SUCCESS;
 }
 
-
 // Their fast path (desc/rma_sync.txt, fast=): the window of the last
 // look-up, a target with an open passive-target epoch, no thread
 // serialization on.  True when the flush is done.

@@ -91,7 +91,7 @@ const Table& table();
 // back its stores with a load fence every few blocks (dt/kernels_impl.h):
 // SHMCOLL_DT_STORE_FENCE, read once (off by default).
 bool fenceCrowded();
-// Tests: 1 or 0 forces the choice, -1 goes back to the CPU's.
+// Tests: 1 or 0 forces the choice, -1 goes back to the setting's.
 void forceFenceCrowded(int on);
 // The table for kernel k (tests and benchmarks); nullptr when k cannot run here.
 const Table* tableFor(copy::Kernel k);

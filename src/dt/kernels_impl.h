@@ -138,12 +138,12 @@ SHMCOLL_COPY_TARGET void strided(char* mem, int64_t ms, char* st, int64_t ss, ui
     loop<L, kPack, kNoPf>(mem, ms, st, ss, n, len, 0);
   else if (kPack)
     loop<L, kPack, kPfL2>(mem, ms, st, ss, n, len, pf);
-  else if (!writePrefetchFits(ms, pf) && fenceCrowded())
-    loop<L, kPack, kPfL2, true>(mem, ms, st, ss, n, len, pf);
-  else if (!writePrefetchFits(ms, pf))
-    loop<L, kPack, kPfL2>(mem, ms, st, ss, n, len, pf);
-  else
+  else if (writePrefetchFits(ms, pf))
     loop<L, kPack, kPfWrite>(mem, ms, st, ss, n, len, pf);
+  else if (fenceCrowded())
+    loop<L, kPack, kPfL2, true>(mem, ms, st, ss, n, len, pf);
+  else
+    loop<L, kPack, kPfL2>(mem, ms, st, ss, n, len, pf);
 }
 
 template <size_t L, bool kPack>

@@ -79,17 +79,11 @@ void wakeMembers(const Win& w, bool fenced = false) {
     if (r != w.rank) wait::wakeIfSleeping(wd.seg.ctl(w.peers[r].world));
 }
 
+// (A condition that takes something -- a lock word -- is asked no more once
+// it said yes: wait::waitUntil.)
 template <class Cond>
 int waitFor(Cond&& cond) {
   return wait::waitUntil(transport::world().self(), cond);
-}
-
-// Waits until `take` succeeds once.  (waitUntil does not test its condition
-// again after it held; the latch keeps a successful take single regardless.)
-template <class Take>
-int waitToTake(Take&& take) {
-  bool taken = false;
-  return waitFor([&] { return taken || (taken = take()); });
 }
 
 struct Offer {  // what a member brings (first allgather)
@@ -402,7 +396,7 @@ int winLock(Win& w, uint32_t r, int type) {
   WinCtl& c = *w.ctl(r);
   if (tryLock(c.lock, type)) return 0;
   c.lockWaiters.fetch_add(1, std::memory_order_seq_cst);
-  const int rc = waitToTake([&] { return tryLock(c.lock, type); });
+  const int rc = waitFor([&] { return tryLock(c.lock, type); });
   c.lockWaiters.fetch_sub(1, std::memory_order_relaxed);
   return rc;
 }
@@ -422,7 +416,7 @@ int winAccLock(Win& w, uint32_t r) {
   std::atomic<uint32_t>& m = w.ctl(r)->accMutex;
   uint32_t v = 0;
   if (m.compare_exchange_strong(v, 1, std::memory_order_acquire)) return 0;
-  return waitToTake([&] { return m.exchange(2, std::memory_order_acquire) == 0; });
+  return waitFor([&] { return m.exchange(2, std::memory_order_acquire) == 0; });
 }
 
 void winAccUnlock(Win& w, uint32_t r) {
