@@ -83,6 +83,7 @@ bool Enabled();       // SHMCOLL_ACCEL=0 declines everything
 extern std::atomic<long> g_taken, g_passed;
 extern bool g_finalizing;           // set by UnmapAll
 extern std::atomic<long> g_across;  // calls taken by the hierarchical path (nodes.cc)
+extern std::atomic<long> g_direct;  // ... of them alltoalls whose blocks between nodes went direct
 // Maps a segment for comm (all on one node) into st: collective, agreed.
 bool MapSegment(CommState* st, MPI_Comm comm);
 bool AllAgree(bool ok, MPI_Comm comm);  // PMPI_Allreduce(MIN) of ok

@@ -122,6 +122,9 @@ ACCEL_EXPORT int MPI_Finalize(void) {
                  g_passed.load());
     if (std::strcmp(report, "calls") == 0) ReportCalls(rank);
     if (g_across) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them across nodes\n", rank, g_across.load());
+    if (g_direct)
+      std::fprintf(stderr, "shmcoll-accel: rank %d: %ld alltoalls with their blocks between nodes direct\n", rank,
+                   g_direct.load());
     if (TypesDecoded(true) || TypesDecoded(false))
       std::fprintf(stderr, "shmcoll-accel: rank %d: derived types: %ld decoded, %ld packed by the host\n", rank,
                    TypesDecoded(true), TypesDecoded(false));

@@ -36,6 +36,21 @@
 //     and the next rounds on the segment (the next collective's) wait until
 //     every process has read the last one (CommState::area_used).
 //
+//  Direct (blocks of at least SHMCOLL_ACCEL_DIRECT_MIN, 32 KiB by default, to
+//  and from every other node): instead of D, every process sends its blocks
+//  to the processes of other nodes and receives theirs itself, one host
+//  message per pair (PMPI_Isend / PMPI_Irecv on a private duplicate of the
+//  communicator, zero-byte blocks included, so that every pair exchanges
+//  exactly one message each way), posted before C so that the host moves
+//  them while the node's own alltoall runs (its waits let the host
+//  progress).  A large block gains nothing from aggregation, whose saving is
+//  per message, and costs two copies more: on two pretend nodes of 4
+//  processes on 2 cores, 64 KiB blocks took 247 us this way against 370
+//  aggregated and 249 for Open MPI alone (docs/PERFORMANCE.md).  Every
+//  process asks for it in its sizes (A); a node takes it when all of its
+//  processes asked, and the call when every node did (the leaders' agreement,
+//  B), which one more node round (V) brings to the other processes.
+//
 // Cost, L nodes of m processes, b bytes per block: per node and round L - 1
 // messages out and L - 1 in over the network (the host alone sends m * m per
 // node pair), (L - 1) * m * m * b bytes out and in per node in all, as
@@ -45,9 +60,12 @@
 // and once on its way in (out of the segment, by its receiver), the leader
 // only starting the transfer; a byte within the node is copied twice, as on
 // one node.  The node rounds: 1 (sizes) + 1 (the node's own alltoall, more
-// for large blocks) + 2 per piece.
+// for large blocks) + 2 per piece.  Direct: m * m * (L - 1) messages out and
+// in per node, as the host alone; a byte bound elsewhere moves once, by the
+// host; the node rounds: 1 (sizes) + 1 (V) + the node's own alltoall.
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "nodes.h"
@@ -75,14 +93,17 @@ bool NodeAllgather(Nodes& nd, const char* mine, size_t len, char* all, bool ok) 
 }
 
 // The node's sizes as stage A left them: per local process l, its chunk,
-// whether its blocks within the node follow its sizes in its half-slot (1),
-// then what it sends to each rank j, then what it receives from j.
+// its flags (kInlined: its blocks within the node follow its sizes in its
+// half-slot; kDirect, kCrosses: DirectFlags), then what it sends to
+// each rank j, then what it receives from j.
+constexpr uint64_t kInlined = 1, kDirect = 2, kCrosses = 4;  // (DirectFlags)
 struct Sizes {
   const uint64_t* v;
   size_t un;
   size_t stride() const { return 2 + 2 * un; }
   uint64_t chunk(size_t l) const { return v[l * stride()]; }
-  bool inlined(size_t l) const { return v[l * stride() + 1] == 1; }
+  bool inlined(size_t l) const { return (v[l * stride() + 1] & kInlined) != 0; }
+  uint64_t flags(size_t l) const { return v[l * stride() + 1]; }
   uint64_t to(size_t l, size_t j) const { return v[l * stride() + 2 + j]; }
   uint64_t from(size_t l, size_t j) const { return v[l * stride() + 2 + un + j]; }
 };
@@ -119,6 +140,68 @@ void Walk(const Nodes& nd, const Sizes& sz, uint64_t k, bool out, At at, std::ve
   }
 }
 
+// SHMCOLL_ACCEL_DIRECT_MIN: bytes (k, m suffixes; 0: never).
+size_t DirectMin() {
+  static const size_t v = [] {
+    size_t d = 32 * 1024;
+    if (const char* e = std::getenv("SHMCOLL_ACCEL_DIRECT_MIN")) {
+      char* end = nullptr;
+      unsigned long long x = std::strtoull(e, &end, 0);
+      if (end && (*end == 'k' || *end == 'K')) x <<= 10;
+      if (end && (*end == 'm' || *end == 'M')) x <<= 20;
+      if (end != e) d = static_cast<size_t>(x);
+    }
+    return d;
+  }();
+  return v;
+}
+
+// What this process says of the direct path: kDirect when every block it
+// sends to or receives from another node is empty or of at least DirectMin()
+// bytes, and fits one host message; kCrosses when some such block is not
+// empty.  (A node asks for the path when all of its processes say kDirect and
+// one says kCrosses: with nothing between nodes, one empty host call among
+// the leaders costs less than a message per pair.)
+uint64_t DirectFlags(const Nodes& nd, const std::vector<Side>& send, const std::vector<Side>& recv) {
+  const size_t least = DirectMin();
+  if (!least) return 0;
+  auto fits = [&](size_t b) { return b == 0 || (b >= least && b <= static_cast<size_t>(INT_MAX)); };
+  uint64_t f = kDirect;
+  for (size_t j = 0; j < send.size(); ++j) {
+    if (nd.node_of[j] == nd.node) continue;
+    if (!(fits(send[j].bytes) && fits(recv[j].bytes))) return 0;
+    if (send[j].bytes || recv[j].bytes) f |= kCrosses;
+  }
+  return f;
+}
+
+// The direct path's messages: a receive from and a send to every process of
+// another node (the sends in the order of the ranks after mine, so that not
+// every process starts with the same receiver).
+void PostDirect(Nodes& nd, std::vector<Side>& send, std::vector<Side>& recv, MPI_Comm comm,
+                std::vector<MPI_Request>* reqs) {
+  constexpr int kTag = 1;
+  // (every process of the communicator is here: its first direct call makes the duplicate)
+  if (nd.peers == MPI_COMM_NULL) PMPI_Comm_dup(comm, &nd.peers);
+  const size_t un = send.size();
+  int me = 0;
+  PMPI_Comm_rank(comm, &me);
+  reqs->reserve(2 * un);
+  for (size_t j = 0; j < un; ++j) {
+    if (nd.node_of[j] == nd.node) continue;
+    reqs->emplace_back();
+    PMPI_Irecv(recv[j].ptr, static_cast<int>(recv[j].bytes), MPI_BYTE, static_cast<int>(j), kTag, nd.peers,
+               &reqs->back());
+  }
+  for (size_t k = 1; k <= un; ++k) {
+    const size_t j = (static_cast<size_t>(me) + k) % un;
+    if (nd.node_of[j] == nd.node) continue;
+    reqs->emplace_back();
+    PMPI_Isend(send[j].ptr, static_cast<int>(send[j].bytes), MPI_BYTE, static_cast<int>(j), kTag, nd.peers,
+               &reqs->back());
+  }
+}
+
 }  // namespace
 
 bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
@@ -139,12 +222,13 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
     for (size_t j = 0; j < un; ++j) head[2 + j] = send[j].bytes, head[2 + un + j] = recv[j].bytes;
     for (size_t l = 0; l < ln; ++l)
       if (l != me) local += send[static_cast<size_t>(mine[l])].bytes;
-    head[1] = hlen + local <= half ? 1 : 0;
+    head[1] = hlen + local <= half ? kInlined : 0;
+    head[1] |= DirectFlags(nd, send, recv);
     size_t bytes = 0;  // what the others of my node send me
     for (size_t l = 0; l < ln; ++l)
       if (l != me) bytes += recv[static_cast<size_t>(mine[l])].bytes;
     try {
-      if (head[1]) aside.resize(bytes);
+      if (head[1] & kInlined) aside.resize(bytes);
     } catch (...) {
       ok = false;
     }
@@ -155,7 +239,7 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
       char* p = seg.slot_of(seg.me);
       std::memcpy(p, head.data(), hlen);
       p += hlen;
-      for (size_t l = 0; l < ln && head[1]; ++l) {
+      for (size_t l = 0; l < ln && (head[1] & kInlined); ++l) {
         const Side& b = send[static_cast<size_t>(mine[l])];
         if (l != me && b.bytes) std::memcpy(p, b.ptr, b.bytes), p += b.bytes;
       }
@@ -191,9 +275,23 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
       if (nd.node_of[j] != nd.node)
         pieces = std::max(pieces, RoundsFor(std::max(sz.to(l, j), sz.from(l, j)), nd.chunk));
   }
-  // B. the leaders agree on the verdict and the number of pieces
-  bool agreed = node_ok;
-  if (nd.leader()) agreed = LeadersAgreeMax(nd, node_ok, &pieces);
+  bool asks = node_ok, crosses = false;  // my node asks for the direct path (the same on every process of it)
+  for (size_t l = 0; l < ln && asks; ++l) asks = (sz.flags(l) & kDirect) != 0, crosses |= (sz.flags(l) & kCrosses) != 0;
+  asks = asks && crosses;
+  // B. the leaders agree on the verdict, the number of pieces and whether every node asks for
+  // the direct path; V: the leader of a node that asks tells its processes the answer
+  bool agreed = node_ok, direct = asks;
+  if (nd.leader()) agreed = LeadersAgreeMax(nd, node_ok, &pieces, &direct);
+  if (asks) {
+    auto fill = [&](uint64_t) {
+      if (nd.leader()) *seg.slot_of(seg.me) = direct ? 1 : 0;
+    };
+    auto drain = [&](uint64_t) { direct = *seg.slot_of(0) == 1; };
+    if (!Rounds(seg, 1, agreed, fill, drain)) return false;
+    agreed = true;
+  }
+  std::vector<MPI_Request> reqs;
+  if (direct) PostDirect(nd, send, recv, comm, &reqs);
   // C. the blocks within the node, unless they rode along: the node's own
   // alltoall, whose round 0 carries the leaders' verdict (else D's does)
   if (!inlined) {
@@ -206,42 +304,48 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
     if (!Alltoall(seg, ls, lr, agreed, nd.node_comm)) return false;
     agreed = true;
   }
-  // D. the pieces between nodes (the leader's round count is every leader's: the others' are at most that)
-  char *outgoing = seg.area(), *incoming = seg.area() + seg.slot * ln / 2;
-  std::vector<size_t> sbytes(L), rbytes(L);
-  auto fill = [&](uint64_t r) {
-    if (r % 2) return;
-    if (r == 0) WaitConsumed(seg, seg.seq - 1);  // everyone has read the rounds before
-    Walk(nd, sz, r / 2, true, [&](size_t, size_t l, size_t j, size_t off, size_t len, size_t pos) {
-      if (l == me) std::memcpy(outgoing + pos, send[j].ptr + off, len);
-    });
-  };
-  auto drain = [&](uint64_t r) {
-    if (r % 2 == 0) {  // the leader sends the messages (every process has written its pieces)
-      if (!nd.leader()) return;
-      Walk(
-          nd, sz, r / 2, true, [](size_t, size_t, size_t, size_t, size_t, size_t) {}, &sbytes);
-      Walk(
-          nd, sz, r / 2, false, [](size_t, size_t, size_t, size_t, size_t, size_t) {}, &rbytes);
-      nd.scounts.assign(L, 0), nd.sdispls.assign(L, 0), nd.rcounts.assign(L, 0), nd.rdispls.assign(L, 0);
-      for (size_t b = 0, so = 0, ro = 0; b < L; so += sbytes[b], ro += rbytes[b], ++b) {
-        nd.scounts[b] = static_cast<int>(sbytes[b]), nd.sdispls[b] = static_cast<int>(so);
-        nd.rcounts[b] = static_cast<int>(rbytes[b]), nd.rdispls[b] = static_cast<int>(ro);
+  if (direct) {
+    // (after the agreement: an error here has normally ended the job through the host's handler)
+    PMPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+    g_direct.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    // D. the pieces between nodes (the leader's round count is every leader's: the others' are at most that)
+    char *outgoing = seg.area(), *incoming = seg.area() + seg.slot * ln / 2;
+    std::vector<size_t> sbytes(L), rbytes(L);
+    auto fill = [&](uint64_t r) {
+      if (r % 2) return;
+      if (r == 0) WaitConsumed(seg, seg.seq - 1);  // everyone has read the rounds before
+      Walk(nd, sz, r / 2, true, [&](size_t, size_t l, size_t j, size_t off, size_t len, size_t pos) {
+        if (l == me) std::memcpy(outgoing + pos, send[j].ptr + off, len);
+      });
+    };
+    auto drain = [&](uint64_t r) {
+      if (r % 2 == 0) {  // the leader sends the messages (every process has written its pieces)
+        if (!nd.leader()) return;
+        Walk(
+            nd, sz, r / 2, true, [](size_t, size_t, size_t, size_t, size_t, size_t) {}, &sbytes);
+        Walk(
+            nd, sz, r / 2, false, [](size_t, size_t, size_t, size_t, size_t, size_t) {}, &rbytes);
+        nd.scounts.assign(L, 0), nd.sdispls.assign(L, 0), nd.rcounts.assign(L, 0), nd.rdispls.assign(L, 0);
+        for (size_t b = 0, so = 0, ro = 0; b < L; so += sbytes[b], ro += rbytes[b], ++b) {
+          nd.scounts[b] = static_cast<int>(sbytes[b]), nd.sdispls[b] = static_cast<int>(so);
+          nd.rcounts[b] = static_cast<int>(rbytes[b]), nd.rdispls[b] = static_cast<int>(ro);
+        }
+        // (after the agreement: an error here has normally ended the job through the host's handler)
+        PMPI_Alltoallv(outgoing, nd.scounts.data(), nd.sdispls.data(), MPI_BYTE, incoming, nd.rcounts.data(),
+                       nd.rdispls.data(), MPI_BYTE, nd.leaders);
+        return;
       }
-      // (after the agreement: an error here has normally ended the job through the host's handler)
-      PMPI_Alltoallv(outgoing, nd.scounts.data(), nd.sdispls.data(), MPI_BYTE, incoming, nd.rcounts.data(),
-                     nd.rdispls.data(), MPI_BYTE, nd.leaders);
-      return;
-    }
-    Walk(nd, sz, r / 2, false, [&](size_t, size_t l, size_t j, size_t off, size_t len, size_t pos) {
-      if (l == me) std::memcpy(recv[j].ptr + off, incoming + pos, len);
-    });
-  };
-  // (every process runs the leader's count, the largest: at least one round, an empty one when no
-  // block crosses a node, so that every leader makes the same host calls)
-  const bool taken = Rounds(seg, std::max<uint64_t>(1, 2 * pieces), agreed, fill, drain);
-  seg.area_used = true;  // the next rounds on the segment first wait until everyone has read this one
-  if (!taken) return false;
+      Walk(nd, sz, r / 2, false, [&](size_t, size_t l, size_t j, size_t off, size_t len, size_t pos) {
+        if (l == me) std::memcpy(recv[j].ptr + off, incoming + pos, len);
+      });
+    };
+    // (every process runs the leader's count, the largest: at least one round, an empty one when no
+    // block crosses a node, so that every leader makes the same host calls)
+    const bool taken = Rounds(seg, std::max<uint64_t>(1, 2 * pieces), agreed, fill, drain);
+    seg.area_used = true;  // the next rounds on the segment first wait until everyone has read this one
+    if (!taken) return false;
+  }
   if (inlined) {  // the blocks within the node, mine to myself included
     const char* at = aside.data();
     for (size_t l = 0; l < ln; ++l) {

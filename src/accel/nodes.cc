@@ -41,6 +41,7 @@
 namespace shmcoll_accel {
 
 std::atomic<long> g_across{0};
+std::atomic<long> g_direct{0};
 
 namespace {
 
@@ -192,6 +193,7 @@ void FreeNodes(CommState* st) {
   // (inside the host's MPI_Finalize the host frees them itself)
   if (!g_finalizing) {
     if (nd->leaders != MPI_COMM_NULL) PMPI_Comm_free(&nd->leaders);
+    if (nd->peers != MPI_COMM_NULL) PMPI_Comm_free(&nd->peers);
     if (nd->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&nd->node_comm);
   }
   delete nd;
@@ -199,10 +201,11 @@ void FreeNodes(CommState* st) {
 
 bool LeadersAgree(Nodes& nd, bool ok) { return nd.leader() && AllAgree(ok, nd.leaders); }
 
-bool LeadersAgreeMax(Nodes& nd, bool ok, uint64_t* pieces) {
-  long long v[2] = {ok ? 0 : 1, static_cast<long long>(*pieces)};
-  const bool done = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, nd.leaders) == MPI_SUCCESS;
+bool LeadersAgreeMax(Nodes& nd, bool ok, uint64_t* pieces, bool* all) {
+  long long v[3] = {ok ? 0 : 1, static_cast<long long>(*pieces), all && !*all ? 1 : 0};
+  const bool done = PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, nd.leaders) == MPI_SUCCESS;
   *pieces = static_cast<uint64_t>(v[1]);
+  if (all) *all = done && v[2] == 0;
   return done && v[0] == 0;
 }
 

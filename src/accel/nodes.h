@@ -22,6 +22,7 @@ struct Nodes {
   MPI_Comm node_comm = MPI_COMM_NULL;     // my node (host communicator, for packing)
   MPI_Comm leaders = MPI_COMM_NULL;       // the local ranks 0, ranked by node; MPI_COMM_NULL elsewhere
   CommState* seg = nullptr;               // my node's segment (its own rounds, engine.cc)
+  MPI_Comm peers = MPI_COMM_NULL;         // a duplicate of the communicator for the direct alltoall's messages
   // bytes of one block a round of the hierarchical alltoall moves (hier_alltoall.cc), the same on
   // every process of the communicator: the smallest slot over all nodes / (2 (n - smallest node)),
   // so that a round's blocks to or from other nodes fit half of any node's slots; 0: too small
@@ -65,8 +66,9 @@ bool NodeScatter(Nodes& nd, const std::vector<Span>& mine, bool ok);
 bool NodeBcast(Nodes& nd, const char* data, size_t bytes, const std::vector<Span>& mine, bool ok);
 // The leaders' agreement: every node's verdict, PMPI_Allreduce(MIN) over the leaders.
 bool LeadersAgree(Nodes& nd, bool ok);
-// The same, and the largest of the nodes' *pieces (set to it): one PMPI_Allreduce(MAX) of two values.
-bool LeadersAgreeMax(Nodes& nd, bool ok, uint64_t* pieces);
+// The same, the largest of the nodes' *pieces (set to it) and, when given,
+// whether every node has *all set (set to that): one PMPI_Allreduce(MAX).
+bool LeadersAgreeMax(Nodes& nd, bool ok, uint64_t* pieces, bool* all = nullptr);
 
 }  // namespace shmcoll_accel
 

@@ -16,7 +16,10 @@
 #             no report expected
 # With SHMCOLL_ACCEL_EXPECT_TYPES=decoded in the environment, every rank must
 # also have met derived types and decoded every one into the engine's
-# description (none packed by the host).
+# description (none packed by the host).  With SHMCOLL_ACCEL_EXPECT_DIRECT=1,
+# every rank must have taken an alltoall whose blocks between nodes went
+# direct ("shmcoll-accel: rank R: D alltoalls with their blocks between nodes
+# direct", D > 0).
 #
 #   tests/accel/run.sh <openmpi|mpich> <accel-dir> <taken[:MPI_X,...]|declined|killed> <source.c> <build-dir> <nranks> [args...]
 #
@@ -119,6 +122,11 @@ for ((r = 0; r < np; ++r)); do
   if [ "${SHMCOLL_ACCEL_EXPECT_TYPES:-}" = decoded ] &&
     ! grep -qE "^shmcoll-accel: rank $r: derived types: [1-9][0-9]* decoded, 0 packed by the host$" "$log"; then
     echo "accel: rank $r: expected every derived type decoded: $(grep -E "^shmcoll-accel: rank $r: derived" "$log" || echo none)"
+    bad=1
+  fi
+  if [ "${SHMCOLL_ACCEL_EXPECT_DIRECT:-}" = 1 ] &&
+    ! grep -qE "^shmcoll-accel: rank $r: [1-9][0-9]* alltoalls with their blocks between nodes direct$" "$log"; then
+    echo "accel: rank $r: expected alltoalls with their blocks between nodes direct"
     bad=1
   fi
   # "shmcoll-accel: rank R: taken: MPI_X=N MPI_Y=M ..."
