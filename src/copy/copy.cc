@@ -33,6 +33,7 @@ namespace detail {
 size_t ntThresholdBytes = size_t{4} << 20;
 // Replaced at load time (repMinFromEnv()) on CPUs with ERMS.
 size_t repMinBytes = SIZE_MAX;
+uintptr_t repAlignMask = 0;
 bool prefetchW = false;
 }  // namespace detail
 
@@ -157,12 +158,42 @@ size_t repMinFromEnv() {
   return v == 0 ? SIZE_MAX : v;
 }
 
+// SHMCOLL_COPY_REP_ALIGN.  Why 32 on AMD family 19h: on a Zen 4 VM (family
+// 19h, model 11h) `rep movsb` of 1-4 MiB hot in cache took 43-44 GB/s with
+// the destination 16 bytes out of step with the source and 46-47 with 3/1
+// (64-256 KiB: 53-54), against 48-49 (57-58) for the vector loop; in step (0,
+// or 32 bytes apart) it took 50, the loop 49 (docs/perf-log/notebook.md).
+// malloc's large blocks start 16 bytes into a page, so a copy between one and
+// the segment's aligned slots is often 16 bytes out of step.  The Zen 5 VM of
+// repMinFromEnv() showed no such difference (alignments 3/17 as 0/0).
+bool slowMisalignedRep() {
+#if SHMCOLL_COPY_X86
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  const bool amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "AuthenticAMD"
+  if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const unsigned family = ((a >> 8) & 0xf) + (((a >> 8) & 0xf) == 0xf ? (a >> 20) & 0xff : 0);
+  return family == 0x19;
+#else
+  return false;
+#endif
+}
+
+uintptr_t repAlignFromEnv() {
+  switch (settings::choice(settings::Id::kCopyRepAlign)) {
+    case 1: return 0;   // any
+    case 2: return 31;  // 32
+    default: return slowMisalignedRep() ? 31 : 0;
+  }
+}
+
 void initOnce() {
   g_supported = detectSupported();
   g_erms = detectErms();
   detail::prefetchW = detectPrefetchW();
   __atomic_store_n(&detail::ntThresholdBytes, ntThresholdFromEnv(), __ATOMIC_RELAXED);
   if (g_erms) __atomic_store_n(&detail::repMinBytes, repMinFromEnv(), __ATOMIC_RELAXED);
+  __atomic_store_n(&detail::repAlignMask, repAlignFromEnv(), __ATOMIC_RELAXED);
   std::string warning;
   Kernel k = detail::choose(settings::raw(settings::Id::kCopyKernel), g_supported, &warning);
   if (!warning.empty()) fprintf(stderr, "%s\n", warning.c_str());
@@ -352,6 +383,16 @@ bool setRepMin(size_t bytes) {
   if (!g_erms) return false;
   __atomic_store_n(&detail::repMinBytes, bytes == 0 ? SIZE_MAX : bytes, __ATOMIC_RELAXED);
   return true;
+}
+
+uintptr_t repAlign() {
+  init();
+  return __atomic_load_n(&detail::repAlignMask, __ATOMIC_RELAXED);
+}
+
+void setRepAlign(uintptr_t mask) {
+  init();
+  __atomic_store_n(&detail::repAlignMask, mask, __ATOMIC_RELAXED);
 }
 
 }  // namespace shmcoll::copy

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 namespace shmcoll::copy {
@@ -108,5 +109,9 @@ class NtScope {
 // CPU without ERMS.
 size_t repMin();
 bool setRepMin(size_t bytes);
+// ... and only between buffers whose distance has no bit of this mask set
+// (SHMCOLL_COPY_REP_ALIGN: 0 for `any`, 31 for `32`; see copy.cc).
+uintptr_t repAlign();
+void setRepAlign(uintptr_t mask);
 
 }  // namespace shmcoll::copy

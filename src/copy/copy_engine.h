@@ -20,7 +20,9 @@
 //                it is about to overwrite.  Between repMinBytes and that
 //                threshold, on CPUs with ERMS, one `rep movsb` instead: it
 //                writes whole lines without reading them first but keeps
-//                them in the cache (see copy.cc for the measurements).
+//                them in the cache (see copy.cc for the measurements) --
+//                where the CPU's `rep movsb` is slow for buffers out of step
+//                (repAlignMask), only for buffers in step.
 // Cost: tiny sizes are a handful of predictable compares and 2 loads + 2
 // stores; nothing is read or written outside [src, src+n) and [dst, dst+n),
 // so a copy ending at a page boundary never faults.  Semantics are memcpy's:
@@ -195,7 +197,9 @@ struct Engine {
     if (n >= __atomic_load_n(&detail::ntThresholdBytes, __ATOMIC_RELAXED))
       loop<true>(d, s, n);
 #if SHMCOLL_COPY_X86
-    else if (n >= __atomic_load_n(&detail::repMinBytes, __ATOMIC_RELAXED))
+    else if (n >= __atomic_load_n(&detail::repMinBytes, __ATOMIC_RELAXED) &&
+             ((reinterpret_cast<uintptr_t>(d) - reinterpret_cast<uintptr_t>(s)) &
+              __atomic_load_n(&detail::repAlignMask, __ATOMIC_RELAXED)) == 0)
       asm volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
 #endif
     else

@@ -35,6 +35,8 @@ extern size_t ntThresholdBytes __attribute__((visibility("hidden")));
 // Copies of at least this many bytes (and below ntThresholdBytes) use
 // `rep movsb`.  SIZE_MAX disables it; it stays SIZE_MAX on CPUs without ERMS.
 extern size_t repMinBytes __attribute__((visibility("hidden")));
+// ... and only when (dst - src) & repAlignMask is 0 (SHMCOLL_COPY_REP_ALIGN).
+extern uintptr_t repAlignMask __attribute__((visibility("hidden")));
 
 // True when the CPU has ERMS (enhanced rep movsb), from cpuid, detected once.
 bool hasErms();

@@ -171,12 +171,23 @@ class RepMinGuard {
   bool ok_;
 };
 
+// Restores the rep movsb alignment mask when a test ends.
+class RepAlignGuard {
+ public:
+  explicit RepAlignGuard(uintptr_t mask) : saved_(repAlign()) { setRepAlign(mask); }
+  ~RepAlignGuard() { setRepAlign(saved_); }
+
+ private:
+  uintptr_t saved_;
+};
+
 // The rep movsb path at every size it can take (the engine's out-of-line
-// path, above 8 vectors), with its minimum lowered to 1 and non-temporal
-// stores off, then large sizes at odd alignments.
+// path, above 8 vectors), with its minimum lowered to 1, non-temporal
+// stores off and no alignment asked for, then large sizes at odd alignments.
 TEST_P(CopyKernelTest, RepMovsbPathAllSizes) {
   ThresholdGuard t(0);
   RepMinGuard r(1);
+  RepAlignGuard al(0);
   if (!r.ok()) GTEST_SKIP() << "this CPU has no ERMS: the rep movsb path is never taken";
   Arena a(4100);
   sweepRotating(a, 0, 4100, 4);
@@ -188,6 +199,26 @@ TEST_P(CopyKernelTest, RepMovsbPathAllSizes) {
       std::string why = b.run(fn_, n, m, (m * 7 + 5) % kMis);
       if (!why.empty()) FAIL() << name(GetParam()) << ": " << why;
     }
+  EXPECT_TRUE(b.pristine());
+}
+
+// With SHMCOLL_COPY_REP_ALIGN=32 a large copy takes rep movsb when source and
+// destination lie a multiple of 32 bytes apart and the vector loop otherwise:
+// every distance modulo 64, at sizes on both sides of the rep minimum.
+TEST_P(CopyKernelTest, RepMovsbInStepOnly) {
+  ThresholdGuard t(0);
+  RepMinGuard r(4096);
+  if (!r.ok()) GTEST_SKIP() << "this CPU has no ERMS: the rep movsb path is never taken";
+  RepAlignGuard al(31);
+  EXPECT_EQ(repAlign(), uintptr_t{31});
+  constexpr size_t kMiB = size_t{1} << 20;
+  Arena b(kMiB + 64);
+  for (size_t n : {size_t{4095}, size_t{4096}, size_t{65536 + 3}, kMiB + 7})
+    for (size_t sm : {size_t{0}, size_t{5}})
+      for (size_t dm = 0; dm < kMis; ++dm) {
+        std::string why = b.run(fn_, n, sm, dm);
+        if (!why.empty()) FAIL() << name(GetParam()) << ": n=" << n << " sm=" << sm << " dm=" << dm << ": " << why;
+      }
   EXPECT_TRUE(b.pristine());
 }
 
@@ -388,6 +419,19 @@ class CopyEnvDeathTest : public ::testing::Test {
 [[noreturn]] void reportActiveAndExit() {
   fprintf(stderr, "active=%s\n", name(active()));
   std::exit(0);
+}
+
+[[noreturn]] void reportRepAlignAndExit() {
+  fprintf(stderr, "mask=%lu\n", static_cast<unsigned long>(repAlign()));
+  std::exit(0);
+}
+
+TEST_F(CopyEnvDeathTest, RepAlignSetting) {
+  setenv("SHMCOLL_COPY_REP_ALIGN", "32", 1);
+  EXPECT_EXIT(reportRepAlignAndExit(), ::testing::ExitedWithCode(0), "^mask=31\n$");
+  setenv("SHMCOLL_COPY_REP_ALIGN", "any", 1);
+  EXPECT_EXIT(reportRepAlignAndExit(), ::testing::ExitedWithCode(0), "^mask=0\n$");
+  unsetenv("SHMCOLL_COPY_REP_ALIGN");
 }
 
 TEST_F(CopyEnvDeathTest, ForcedKernelIsUsed) {
