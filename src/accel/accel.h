@@ -60,6 +60,10 @@ struct CommState {
   unsigned spin = 256;     // pauses before a wait yields: 0 when the processes outnumber the cores
   bool area_used = false;  // the last round wrote outside the half-slots (hier_alltoall.cc): the next waits for all
   std::vector<char> stmp, rtmp;                // packed send / receive data of derived types
+  // Single copy (engine.cc): every process may read every other's memory with
+  // process_vm_readv (probed and agreed at set-up, ProbeCma); their pids.
+  bool cma = false;
+  std::vector<long> pids;
   CommState *prev = nullptr, *next = nullptr;  // list of mapped states
   // Several nodes: no segment of its own, `taken` false, and the hierarchy here
   // (hier.cc, hier_alltoall.cc, hier_reduce.cc).
@@ -84,9 +88,18 @@ extern std::atomic<long> g_taken, g_passed;
 extern bool g_finalizing;           // set by UnmapAll
 extern std::atomic<long> g_across;  // calls taken by the hierarchical path (nodes.cc)
 extern std::atomic<long> g_direct;  // ... of them alltoalls whose blocks between nodes went direct
+extern std::atomic<long> g_single;  // calls whose blocks moved by process_vm_readv (engine.cc)
 // Maps a segment for comm (all on one node) into st: collective, agreed.
 bool MapSegment(CommState* st, MPI_Comm comm);
 bool AllAgree(bool ok, MPI_Comm comm);  // PMPI_Allreduce(MIN) of ok
+// SHMCOLL_ACCEL_CMA_MIN: blocks of at least this many bytes move by
+// process_vm_readv (0: never); ProbeCma sets st->cma and st->pids, collectively.
+size_t CmaMin();
+// An environment variable of bytes (k, m suffixes), or dflt when unset or not a number.
+size_t EnvBytes(const char* name, size_t dflt);
+void ProbeCma(CommState* st, MPI_Comm comm);
+// Reads len bytes at `src` in process `pid` into dst; false on any failure.
+bool CmaRead(long pid, char* dst, const char* src, size_t len);
 void Unmap(CommState* st);
 
 // nodes.cc: the node split and the state of a communicator over several nodes.
@@ -127,8 +140,12 @@ bool LayoutRecvs(std::vector<Side>& sides, std::vector<char>& tmp);
 void UnpackRecvs(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm);
 
 // engine.cc: the collectives; true when taken (completed here).
-bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm);
-bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place, bool ok, MPI_Comm comm);
+// uniform: the bytes of every block when the call is MPI_Alltoall (the same on every
+// process of a correct program, so a choice made by it is the same everywhere), else 0.
+bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm,
+              size_t uniform = 0);
+bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place, bool ok, MPI_Comm comm,
+               size_t uniform = 0);
 bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm);
 bool Barrier(CommState& st);
 // The rounds themselves, for the node stages of hier.cc.

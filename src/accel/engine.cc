@@ -16,8 +16,14 @@
 //   allgather(v), bcast: a half holds one piece of my block, for everyone.
 // Per round each rank writes at most one half and reads its parts of the
 // others' halves: (n-1) * block bytes in and out per rank in all, each byte
-// copied twice (into the segment, out of it).
+// copied twice (into the segment, out of it).  Single copy (CommState::cma,
+// MPI_Alltoall and MPI_Allgather blocks of at least SHMCOLL_ACCEL_CMA_MIN):
+// two rounds whatever the size, (n-1) reads of a block per rank with
+// process_vm_readv, each byte copied once (AlltoallCma).
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "accel.h"
@@ -25,10 +31,60 @@
 
 namespace shmcoll_accel {
 
-bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
+namespace {
+
+// Ends the job: a read of a peer's memory failed after every process had
+// agreed to take the call, so the receive buffer cannot be completed.
+[[noreturn]] void CmaFailed(const char* fn, int peer, MPI_Comm comm) {
+  std::fprintf(stderr, "shmcoll-accel: %s: reading rank %d's block with process_vm_readv failed: %s\n", fn, peer,
+               std::strerror(errno));
+  PMPI_Abort(comm, 1);
+  std::abort();
+}
+
+// Single copy (CommState::cma): round 0 publishes where my block for each
+// rank lies (two words per rank in my half); after it every rank reads its
+// blocks straight out of their senders' buffers, and round 1 keeps every
+// sender in the call until all have read.  Each byte is copied once, from a
+// buffer the sender wrote before the call instead of lines the other core
+// has just written into the segment.
+bool AlltoallCma(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
+  const int n = st.n, me = st.me;
+  auto fill = [&](uint64_t r) {
+    if (r) return;
+    auto* out = reinterpret_cast<uint64_t*>(st.slot_of(me));
+    for (int j = 0; j < n; ++j)
+      out[2 * j] = reinterpret_cast<uintptr_t>(send[j].ptr), out[2 * j + 1] = send[j].bytes;
+  };
+  auto drain = [&](uint64_t r) {
+    if (r) return;
+    if (recv[me].bytes && recv[me].ptr != send[me].ptr)
+      std::memcpy(recv[me].ptr, send[me].ptr, std::min(recv[me].bytes, send[me].bytes));
+    for (int k = 1; k < n; ++k) {
+      const int j = (me + k) % n;
+      const auto* in = reinterpret_cast<const uint64_t*>(st.slot_of(j));
+      const size_t len = std::min<size_t>(recv[j].bytes, in[2 * me + 1]);
+      if (len && !CmaRead(st.pids[static_cast<size_t>(j)], recv[j].ptr,
+                          reinterpret_cast<const char*>(static_cast<uintptr_t>(in[2 * me])), len))
+        CmaFailed("MPI_Alltoall", j, comm);
+    }
+  };
+  if (!RunRounds(st, 2, ok, fill, drain)) return false;
+  UnpackRecvs(recv, st.rtmp, comm);
+  g_single.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+}  // namespace
+
+bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm,
+              size_t uniform) {
   if (st.nodes) return HierAlltoall(st, send, recv, ok, comm);  // several nodes
   const int n = st.n, me = st.me;
   ok = ok && PackSends(send, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
+  // (the same choice on every process: st.cma was agreed, `uniform` is the call's)
+  if (st.cma && uniform && uniform >= CmaMin() && st.half() >= 16 * static_cast<size_t>(n))
+    return AlltoallCma(st, send, recv, ok, comm);
   const size_t chunk = st.half() / static_cast<size_t>(n) / kLine * kLine;
   uint64_t need = 1;
   if (ok)
@@ -55,12 +111,39 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
   return true;
 }
 
-bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place, bool ok, MPI_Comm comm) {
+bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place, bool ok, MPI_Comm comm,
+               size_t uniform) {
   if (st.nodes) return HierAllgather(st, send, recv, ok, comm);  // several nodes
   const int n = st.n, me = st.me;
   std::vector<Side> one(1, send);
   ok = ok && PackSends(one, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   const Side& src = one[0];
+  if (st.cma && uniform && uniform >= CmaMin()) {
+    // Single copy, as AlltoallCma: round 0 publishes where my block lies, then every rank reads
+    // every other's; round 1 keeps each in the call until all have read.
+    auto fill = [&](uint64_t r) {
+      if (r) return;
+      auto* out = reinterpret_cast<uint64_t*>(st.slot_of(me));
+      out[0] = reinterpret_cast<uintptr_t>(src.ptr), out[1] = src.bytes;
+    };
+    auto drain = [&](uint64_t r) {
+      if (r) return;
+      if (recv[me].bytes && recv[me].ptr != src.ptr && !(in_place && !recv[me].packed))
+        std::memcpy(recv[me].ptr, src.ptr, std::min(recv[me].bytes, src.bytes));
+      for (int k = 1; k < n; ++k) {
+        const int j = (me + k) % n;
+        const auto* in = reinterpret_cast<const uint64_t*>(st.slot_of(j));
+        const size_t len = std::min<size_t>(recv[j].bytes, in[1]);
+        if (len && !CmaRead(st.pids[static_cast<size_t>(j)], recv[j].ptr,
+                            reinterpret_cast<const char*>(static_cast<uintptr_t>(in[0])), len))
+          CmaFailed("MPI_Allgather", j, comm);
+      }
+    };
+    if (!RunRounds(st, 2, ok, fill, drain)) return false;
+    UnpackRecvs(recv, st.rtmp, comm);
+    g_single.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
   const size_t chunk = st.half();
   uint64_t need = 1;
   if (ok) {

@@ -31,7 +31,8 @@ bool DoAlltoallv(const void* sb, const int* sc, const int* sd, MPI_Datatype st_,
       ok = ok && Describe(sb, sdisp, uniform ? sc[0] : sc[j], st_, &send[j]);
     }
   }
-  return Alltoall(*st, send, recv, ok, comm);
+  // (MPI_Alltoall: every block has the receive block's size, on every process of a correct program)
+  return Alltoall(*st, send, recv, ok, comm, uniform && ok && n > 0 ? recv[0].bytes : 0);
 }
 
 bool DoAllgatherv(const void* sb, int sc, MPI_Datatype st_, void* rb, const int* rc, const int* rd, MPI_Datatype rt,
@@ -51,7 +52,8 @@ bool DoAllgatherv(const void* sb, int sc, MPI_Datatype st_, void* rb, const int*
   } else if (ok) {
     ok = Describe(sb, 0, sc, st_, &send);
   }
-  return Allgather(*st, send, recv, in_place, ok, comm);
+  // (MPI_Allgather: every block has the receive block's size, on every process of a correct program)
+  return Allgather(*st, send, recv, in_place, ok, comm, uniform && ok && n > 0 ? recv[0].bytes : 0);
 }
 
 }  // namespace
@@ -122,6 +124,8 @@ ACCEL_EXPORT int MPI_Finalize(void) {
                  g_passed.load());
     if (std::strcmp(report, "calls") == 0) ReportCalls(rank);
     if (g_across) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them across nodes\n", rank, g_across.load());
+    if (g_single)
+      std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them by single copy\n", rank, g_single.load());
     if (g_direct)
       std::fprintf(stderr, "shmcoll-accel: rank %d: %ld alltoalls with their blocks between nodes direct\n", rank,
                    g_direct.load());

@@ -142,17 +142,7 @@ void Walk(const Nodes& nd, const Sizes& sz, uint64_t k, bool out, At at, std::ve
 
 // SHMCOLL_ACCEL_DIRECT_MIN: bytes (k, m suffixes; 0: never).
 size_t DirectMin() {
-  static const size_t v = [] {
-    size_t d = 32 * 1024;
-    if (const char* e = std::getenv("SHMCOLL_ACCEL_DIRECT_MIN")) {
-      char* end = nullptr;
-      unsigned long long x = std::strtoull(e, &end, 0);
-      if (end && (*end == 'k' || *end == 'K')) x <<= 10;
-      if (end && (*end == 'm' || *end == 'M')) x <<= 20;
-      if (end != e) d = static_cast<size_t>(x);
-    }
-    return d;
-  }();
+  static const size_t v = EnvBytes("SHMCOLL_ACCEL_DIRECT_MIN", 32 * 1024);
   return v;
 }
 

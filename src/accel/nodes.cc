@@ -42,6 +42,7 @@ namespace shmcoll_accel {
 
 std::atomic<long> g_across{0};
 std::atomic<long> g_direct{0};
+std::atomic<long> g_single{0};
 
 namespace {
 

@@ -19,7 +19,8 @@
 # description (none packed by the host).  With SHMCOLL_ACCEL_EXPECT_DIRECT=1,
 # every rank must have taken an alltoall whose blocks between nodes went
 # direct ("shmcoll-accel: rank R: D alltoalls with their blocks between nodes
-# direct", D > 0).
+# direct", D > 0); with SHMCOLL_ACCEL_EXPECT_SINGLE=1, calls by single copy
+# ("shmcoll-accel: rank R: C of them by single copy", C > 0).
 #
 #   tests/accel/run.sh <openmpi|mpich> <accel-dir> <taken[:MPI_X,...]|declined|killed> <source.c> <build-dir> <nranks> [args...]
 #
@@ -127,6 +128,11 @@ for ((r = 0; r < np; ++r)); do
   if [ "${SHMCOLL_ACCEL_EXPECT_DIRECT:-}" = 1 ] &&
     ! grep -qE "^shmcoll-accel: rank $r: [1-9][0-9]* alltoalls with their blocks between nodes direct$" "$log"; then
     echo "accel: rank $r: expected alltoalls with their blocks between nodes direct"
+    bad=1
+  fi
+  if [ "${SHMCOLL_ACCEL_EXPECT_SINGLE:-}" = 1 ] &&
+    ! grep -qE "^shmcoll-accel: rank $r: [1-9][0-9]* of them by single copy$" "$log"; then
+    echo "accel: rank $r: expected calls by single copy"
     bad=1
   fi
   # "shmcoll-accel: rank R: taken: MPI_X=N MPI_Y=M ..."
