@@ -17,7 +17,7 @@
 // Per round each rank writes at most one half and reads its parts of the
 // others' halves: (n-1) * block bytes in and out per rank in all, each byte
 // copied twice (into the segment, out of it).  Single copy (CommState::cma,
-// MPI_Alltoall and MPI_Allgather blocks of at least SHMCOLL_ACCEL_CMA_MIN):
+// MPI_Alltoall, MPI_Allgather and MPI_Bcast blocks of at least SHMCOLL_ACCEL_CMA_MIN):
 // two rounds whatever the size, (n-1) reads of a block per rank with
 // process_vm_readv, each byte copied once (AlltoallCma).
 #include <algorithm>
@@ -42,8 +42,24 @@ namespace {
   std::abort();
 }
 
+// Ends the job: a process that read the single-copy header of rank `peer`
+// found something else there, so that rank took another path, which a
+// correct program's block sizes (the same on every process) never make it do.
+[[noreturn]] void CmaMismatch(const char* fn, int peer, MPI_Comm comm) {
+  std::fprintf(stderr,
+               "shmcoll-accel: %s: rank %d's call does not match this one (block sizes differ between the "
+               "processes: their counts or datatypes disagree)\n",
+               fn, peer);
+  PMPI_Abort(comm, 1);
+  std::abort();
+}
+
+// The first word of a single-copy header: names the path and the round.
+constexpr uint64_t kCmaMagic = 0x53484d434f4c4c31ull;
+inline uint64_t CmaTag(const CommState& st) { return kCmaMagic ^ st.seq; }
+
 // Single copy (CommState::cma): round 0 publishes where my block for each
-// rank lies (two words per rank in my half); after it every rank reads its
+// rank lies (a tag, then two words per rank in my half); after it every rank reads its
 // blocks straight out of their senders' buffers, and round 1 keeps every
 // sender in the call until all have read.  Each byte is copied once, from a
 // buffer the sender wrote before the call instead of lines the other core
@@ -53,8 +69,9 @@ bool AlltoallCma(CommState& st, std::vector<Side>& send, std::vector<Side>& recv
   auto fill = [&](uint64_t r) {
     if (r) return;
     auto* out = reinterpret_cast<uint64_t*>(st.slot_of(me));
+    out[0] = CmaTag(st);
     for (int j = 0; j < n; ++j)
-      out[2 * j] = reinterpret_cast<uintptr_t>(send[j].ptr), out[2 * j + 1] = send[j].bytes;
+      out[1 + 2 * j] = reinterpret_cast<uintptr_t>(send[j].ptr), out[2 + 2 * j] = send[j].bytes;
   };
   auto drain = [&](uint64_t r) {
     if (r) return;
@@ -63,9 +80,10 @@ bool AlltoallCma(CommState& st, std::vector<Side>& send, std::vector<Side>& recv
     for (int k = 1; k < n; ++k) {
       const int j = (me + k) % n;
       const auto* in = reinterpret_cast<const uint64_t*>(st.slot_of(j));
-      const size_t len = std::min<size_t>(recv[j].bytes, in[2 * me + 1]);
+      if (in[0] != CmaTag(st)) CmaMismatch("MPI_Alltoall", j, comm);
+      const size_t len = std::min<size_t>(recv[j].bytes, in[2 + 2 * me]);
       if (len && !CmaRead(st.pids[static_cast<size_t>(j)], recv[j].ptr,
-                          reinterpret_cast<const char*>(static_cast<uintptr_t>(in[2 * me])), len))
+                          reinterpret_cast<const char*>(static_cast<uintptr_t>(in[1 + 2 * me])), len))
         CmaFailed("MPI_Alltoall", j, comm);
     }
   };
@@ -83,7 +101,7 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
   const int n = st.n, me = st.me;
   ok = ok && PackSends(send, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   // (the same choice on every process: st.cma was agreed, `uniform` is the call's)
-  if (st.cma && uniform && uniform >= CmaMin() && st.half() >= 16 * static_cast<size_t>(n))
+  if (st.cma && uniform && uniform >= CmaMin() && st.half() >= 8 + 16 * static_cast<size_t>(n))
     return AlltoallCma(st, send, recv, ok, comm);
   const size_t chunk = st.half() / static_cast<size_t>(n) / kLine * kLine;
   uint64_t need = 1;
@@ -118,13 +136,13 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
   std::vector<Side> one(1, send);
   ok = ok && PackSends(one, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   const Side& src = one[0];
-  if (st.cma && uniform && uniform >= CmaMin()) {
+  if (st.cma && uniform && uniform >= CmaMin() && st.half() >= 24) {
     // Single copy, as AlltoallCma: round 0 publishes where my block lies, then every rank reads
     // every other's; round 1 keeps each in the call until all have read.
     auto fill = [&](uint64_t r) {
       if (r) return;
       auto* out = reinterpret_cast<uint64_t*>(st.slot_of(me));
-      out[0] = reinterpret_cast<uintptr_t>(src.ptr), out[1] = src.bytes;
+      out[0] = CmaTag(st), out[1] = reinterpret_cast<uintptr_t>(src.ptr), out[2] = src.bytes;
     };
     auto drain = [&](uint64_t r) {
       if (r) return;
@@ -133,9 +151,10 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
       for (int k = 1; k < n; ++k) {
         const int j = (me + k) % n;
         const auto* in = reinterpret_cast<const uint64_t*>(st.slot_of(j));
-        const size_t len = std::min<size_t>(recv[j].bytes, in[1]);
+        if (in[0] != CmaTag(st)) CmaMismatch("MPI_Allgather", j, comm);
+        const size_t len = std::min<size_t>(recv[j].bytes, in[2]);
         if (len && !CmaRead(st.pids[static_cast<size_t>(j)], recv[j].ptr,
-                            reinterpret_cast<const char*>(static_cast<uintptr_t>(in[0])), len))
+                            reinterpret_cast<const char*>(static_cast<uintptr_t>(in[1])), len))
           CmaFailed("MPI_Allgather", j, comm);
       }
     };
@@ -176,6 +195,27 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
   const bool am_root = st.me == root;
   ok = ok && (am_root ? PackSends(one, st.stmp, comm) : LayoutRecvs(one, st.rtmp));
   const Side& s = one[0];
+  // Single copy (as AlltoallCma): the block's size is the same on every process of a correct program.
+  if (st.cma && side.bytes && side.bytes >= CmaMin() && st.half() >= 24) {
+    auto fill = [&](uint64_t r) {
+      if (r || !am_root) return;
+      auto* out = reinterpret_cast<uint64_t*>(st.slot_of(root));
+      out[0] = CmaTag(st), out[1] = reinterpret_cast<uintptr_t>(s.ptr), out[2] = s.bytes;
+    };
+    auto drain = [&](uint64_t r) {
+      if (r || am_root) return;
+      const auto* in = reinterpret_cast<const uint64_t*>(st.slot_of(root));
+      if (in[0] != CmaTag(st)) CmaMismatch("MPI_Bcast", root, comm);
+      const size_t len = std::min<size_t>(s.bytes, in[2]);
+      if (len && !CmaRead(st.pids[static_cast<size_t>(root)], s.ptr,
+                          reinterpret_cast<const char*>(static_cast<uintptr_t>(in[1])), len))
+        CmaFailed("MPI_Bcast", root, comm);
+    };
+    if (!RunRounds(st, 2, ok, fill, drain)) return false;
+    if (!am_root) UnpackRecvs(one, st.rtmp, comm);
+    g_single.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
   const size_t chunk = st.half();
   const uint64_t need = ok ? std::max<uint64_t>(1, RoundsFor(s.bytes, chunk)) : 1;
   auto fill = [&](uint64_t r) {

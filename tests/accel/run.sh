@@ -13,7 +13,8 @@
 #             per function)
 #   declined  every rank took none and passed some (T = 0, P > 0)
 #   killed    the program must fail (a rank kills itself): a nonzero exit,
-#             no report expected
+#             no report expected; with SHMCOLL_ACCEL_EXPECT_MESSAGE=text, some
+#             line of the job's output must contain the text (each + a space)
 # With SHMCOLL_ACCEL_EXPECT_TYPES=decoded in the environment, every rank must
 # also have met derived types and decoded every one into the engine's
 # description (none packed by the host).  With SHMCOLL_ACCEL_EXPECT_DIRECT=1,
@@ -87,6 +88,13 @@ if [ "$expect" = killed ]; then
   fi
   if leftover; then
     echo "accel: a segment name was left in /dev/shm"
+    exit 1
+  fi
+  # SHMCOLL_ACCEL_EXPECT_MESSAGE: a line of the job's output must contain it, each + a space (the reason it ended)
+  want=${SHMCOLL_ACCEL_EXPECT_MESSAGE:-}
+  want=${want//+/ }
+  if [ -n "$want" ] && ! grep -qF -- "$want" "$log"; then
+    echo "accel: the job ended without saying: $want"
     exit 1
   fi
   echo "accel: $lib $(basename "$prog") n=$np: the job ended (exit $rc), nothing left in /dev/shm"
