@@ -54,9 +54,28 @@ namespace {
   std::abort();
 }
 
-// The first word of a single-copy header: names the path and the round.
+// A single-copy header in rank r's half of the round: a tag naming the path
+// and the round, then (address, bytes) of each block the rank offers.
 constexpr uint64_t kCmaMagic = 0x53484d434f4c4c31ull;
 inline uint64_t CmaTag(const CommState& st) { return kCmaMagic ^ st.seq; }
+uint64_t* CmaHeader(CommState& st) {
+  auto* h = reinterpret_cast<uint64_t*>(st.slot_of(st.me));
+  h[0] = CmaTag(st);
+  return h + 1;
+}
+inline void CmaOffer(uint64_t* blocks, size_t k, const char* ptr, size_t bytes) {
+  blocks[2 * k] = reinterpret_cast<uintptr_t>(ptr), blocks[2 * k + 1] = bytes;
+}
+// Reads block k of rank `peer`'s header into dst (at most `want` bytes),
+// ending the job when the header is not there or the read fails.
+void CmaPull(const CommState& st, int peer, size_t k, char* dst, size_t want, const char* fn, MPI_Comm comm) {
+  const auto* h = reinterpret_cast<const uint64_t*>(st.slot_of(peer));
+  if (h[0] != CmaTag(st)) CmaMismatch(fn, peer, comm);
+  const size_t len = std::min<size_t>(want, h[2 + 2 * k]);
+  if (len && !CmaRead(st.pids[static_cast<size_t>(peer)], dst,
+                      reinterpret_cast<const char*>(static_cast<uintptr_t>(h[1 + 2 * k])), len))
+    CmaFailed(fn, peer, comm);
+}
 
 // Single copy (CommState::cma): round 0 publishes where my block for each
 // rank lies (a tag, then two words per rank in my half); after it every rank reads its
@@ -68,10 +87,8 @@ bool AlltoallCma(CommState& st, std::vector<Side>& send, std::vector<Side>& recv
   const int n = st.n, me = st.me;
   auto fill = [&](uint64_t r) {
     if (r) return;
-    auto* out = reinterpret_cast<uint64_t*>(st.slot_of(me));
-    out[0] = CmaTag(st);
-    for (int j = 0; j < n; ++j)
-      out[1 + 2 * j] = reinterpret_cast<uintptr_t>(send[j].ptr), out[2 + 2 * j] = send[j].bytes;
+    uint64_t* blocks = CmaHeader(st);
+    for (int j = 0; j < n; ++j) CmaOffer(blocks, static_cast<size_t>(j), send[j].ptr, send[j].bytes);
   };
   auto drain = [&](uint64_t r) {
     if (r) return;
@@ -79,12 +96,7 @@ bool AlltoallCma(CommState& st, std::vector<Side>& send, std::vector<Side>& recv
       std::memcpy(recv[me].ptr, send[me].ptr, std::min(recv[me].bytes, send[me].bytes));
     for (int k = 1; k < n; ++k) {
       const int j = (me + k) % n;
-      const auto* in = reinterpret_cast<const uint64_t*>(st.slot_of(j));
-      if (in[0] != CmaTag(st)) CmaMismatch("MPI_Alltoall", j, comm);
-      const size_t len = std::min<size_t>(recv[j].bytes, in[2 + 2 * me]);
-      if (len && !CmaRead(st.pids[static_cast<size_t>(j)], recv[j].ptr,
-                          reinterpret_cast<const char*>(static_cast<uintptr_t>(in[1 + 2 * me])), len))
-        CmaFailed("MPI_Alltoall", j, comm);
+      CmaPull(st, j, static_cast<size_t>(me), recv[j].ptr, recv[j].bytes, "MPI_Alltoall", comm);
     }
   };
   if (!RunRounds(st, 2, ok, fill, drain)) return false;
@@ -141,8 +153,7 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
     // every other's; round 1 keeps each in the call until all have read.
     auto fill = [&](uint64_t r) {
       if (r) return;
-      auto* out = reinterpret_cast<uint64_t*>(st.slot_of(me));
-      out[0] = CmaTag(st), out[1] = reinterpret_cast<uintptr_t>(src.ptr), out[2] = src.bytes;
+      CmaOffer(CmaHeader(st), 0, src.ptr, src.bytes);
     };
     auto drain = [&](uint64_t r) {
       if (r) return;
@@ -150,12 +161,7 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
         std::memcpy(recv[me].ptr, src.ptr, std::min(recv[me].bytes, src.bytes));
       for (int k = 1; k < n; ++k) {
         const int j = (me + k) % n;
-        const auto* in = reinterpret_cast<const uint64_t*>(st.slot_of(j));
-        if (in[0] != CmaTag(st)) CmaMismatch("MPI_Allgather", j, comm);
-        const size_t len = std::min<size_t>(recv[j].bytes, in[2]);
-        if (len && !CmaRead(st.pids[static_cast<size_t>(j)], recv[j].ptr,
-                            reinterpret_cast<const char*>(static_cast<uintptr_t>(in[1])), len))
-          CmaFailed("MPI_Allgather", j, comm);
+        CmaPull(st, j, 0, recv[j].ptr, recv[j].bytes, "MPI_Allgather", comm);
       }
     };
     if (!RunRounds(st, 2, ok, fill, drain)) return false;
@@ -199,17 +205,11 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
   if (st.cma && side.bytes && side.bytes >= CmaMin() && st.half() >= 24) {
     auto fill = [&](uint64_t r) {
       if (r || !am_root) return;
-      auto* out = reinterpret_cast<uint64_t*>(st.slot_of(root));
-      out[0] = CmaTag(st), out[1] = reinterpret_cast<uintptr_t>(s.ptr), out[2] = s.bytes;
+      CmaOffer(CmaHeader(st), 0, s.ptr, s.bytes);
     };
     auto drain = [&](uint64_t r) {
       if (r || am_root) return;
-      const auto* in = reinterpret_cast<const uint64_t*>(st.slot_of(root));
-      if (in[0] != CmaTag(st)) CmaMismatch("MPI_Bcast", root, comm);
-      const size_t len = std::min<size_t>(s.bytes, in[2]);
-      if (len && !CmaRead(st.pids[static_cast<size_t>(root)], s.ptr,
-                          reinterpret_cast<const char*>(static_cast<uintptr_t>(in[1])), len))
-        CmaFailed("MPI_Bcast", root, comm);
+      CmaPull(st, root, 0, s.ptr, s.bytes, "MPI_Bcast", comm);
     };
     if (!RunRounds(st, 2, ok, fill, drain)) return false;
     if (!am_root) UnpackRecvs(one, st.rtmp, comm);

@@ -65,7 +65,6 @@
 // host; the node rounds: 1 (sizes) + 1 (V) + the node's own alltoall.
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 
 #include "nodes.h"
@@ -168,14 +167,12 @@ uint64_t DirectFlags(const Nodes& nd, const std::vector<Side>& send, const std::
 // The direct path's messages: a receive from and a send to every process of
 // another node (the sends in the order of the ranks after mine, so that not
 // every process starts with the same receiver).
-void PostDirect(Nodes& nd, std::vector<Side>& send, std::vector<Side>& recv, MPI_Comm comm,
+void PostDirect(Nodes& nd, std::vector<Side>& send, std::vector<Side>& recv, int me, MPI_Comm comm,
                 std::vector<MPI_Request>* reqs) {
   constexpr int kTag = 1;
   // (every process of the communicator is here: its first direct call makes the duplicate)
   if (nd.peers == MPI_COMM_NULL) PMPI_Comm_dup(comm, &nd.peers);
   const size_t un = send.size();
-  int me = 0;
-  PMPI_Comm_rank(comm, &me);
   reqs->reserve(2 * un);
   for (size_t j = 0; j < un; ++j) {
     if (nd.node_of[j] == nd.node) continue;
@@ -192,13 +189,56 @@ void PostDirect(Nodes& nd, std::vector<Side>& send, std::vector<Side>& recv, MPI
   }
 }
 
+// D. the pieces between nodes, aggregated per node pair (the leader's round
+// count is every leader's: the others' are at most that); false when declined.
+bool Aggregated(Nodes& nd, const Sizes& sz, std::vector<Side>& send, std::vector<Side>& recv, uint64_t pieces,
+                bool agreed) {
+  CommState& seg = *nd.seg;
+  const size_t ln = static_cast<size_t>(nd.ln), L = nd.members.size(), me = static_cast<size_t>(nd.lrank);
+  char *outgoing = seg.area(), *incoming = seg.area() + seg.slot * ln / 2;
+  std::vector<size_t> sbytes(L), rbytes(L);
+  auto fill = [&](uint64_t r) {
+    if (r % 2) return;
+    if (r == 0) WaitConsumed(seg, seg.seq - 1);  // everyone has read the rounds before
+    Walk(nd, sz, r / 2, true, [&](size_t, size_t l, size_t j, size_t off, size_t len, size_t pos) {
+      if (l == me) std::memcpy(outgoing + pos, send[j].ptr + off, len);
+    });
+  };
+  auto drain = [&](uint64_t r) {
+    if (r % 2 == 0) {  // the leader sends the messages (every process has written its pieces)
+      if (!nd.leader()) return;
+      Walk(
+          nd, sz, r / 2, true, [](size_t, size_t, size_t, size_t, size_t, size_t) {}, &sbytes);
+      Walk(
+          nd, sz, r / 2, false, [](size_t, size_t, size_t, size_t, size_t, size_t) {}, &rbytes);
+      nd.scounts.assign(L, 0), nd.sdispls.assign(L, 0), nd.rcounts.assign(L, 0), nd.rdispls.assign(L, 0);
+      for (size_t b = 0, so = 0, ro = 0; b < L; so += sbytes[b], ro += rbytes[b], ++b) {
+        nd.scounts[b] = static_cast<int>(sbytes[b]), nd.sdispls[b] = static_cast<int>(so);
+        nd.rcounts[b] = static_cast<int>(rbytes[b]), nd.rdispls[b] = static_cast<int>(ro);
+      }
+      // (after the agreement: an error here has normally ended the job through the host's handler)
+      PMPI_Alltoallv(outgoing, nd.scounts.data(), nd.sdispls.data(), MPI_BYTE, incoming, nd.rcounts.data(),
+                     nd.rdispls.data(), MPI_BYTE, nd.leaders);
+      return;
+    }
+    Walk(nd, sz, r / 2, false, [&](size_t, size_t l, size_t j, size_t off, size_t len, size_t pos) {
+      if (l == me) std::memcpy(recv[j].ptr + off, incoming + pos, len);
+    });
+  };
+  // (every process runs the leader's count, the largest: at least one round, an empty one when no
+  // block crosses a node, so that every leader makes the same host calls)
+  const bool taken = Rounds(seg, std::max<uint64_t>(1, 2 * pieces), agreed, fill, drain);
+  seg.area_used = true;  // the next rounds on the segment first wait until everyone has read this one
+  return taken;
+}
+
 }  // namespace
 
 bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
   Nodes& nd = *st.nodes;
   if (g_finalizing) return false;  // (the segments are unmapped: every process passes)
   CommState& seg = *nd.seg;
-  const size_t un = static_cast<size_t>(st.n), ln = static_cast<size_t>(nd.ln), L = nd.members.size();
+  const size_t un = static_cast<size_t>(st.n), ln = static_cast<size_t>(nd.ln);
   const size_t me = static_cast<size_t>(nd.lrank);
   ok = ok && PackSends(send, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   // A. sizes; small blocks within the node ride along (kept aside until the verdict)
@@ -281,7 +321,7 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
     agreed = true;
   }
   std::vector<MPI_Request> reqs;
-  if (direct) PostDirect(nd, send, recv, comm, &reqs);
+  if (direct) PostDirect(nd, send, recv, st.me, comm, &reqs);
   // C. the blocks within the node, unless they rode along: the node's own
   // alltoall, whose round 0 carries the leaders' verdict (else D's does)
   if (!inlined) {
@@ -298,43 +338,8 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
     // (after the agreement: an error here has normally ended the job through the host's handler)
     PMPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
     g_direct.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    // D. the pieces between nodes (the leader's round count is every leader's: the others' are at most that)
-    char *outgoing = seg.area(), *incoming = seg.area() + seg.slot * ln / 2;
-    std::vector<size_t> sbytes(L), rbytes(L);
-    auto fill = [&](uint64_t r) {
-      if (r % 2) return;
-      if (r == 0) WaitConsumed(seg, seg.seq - 1);  // everyone has read the rounds before
-      Walk(nd, sz, r / 2, true, [&](size_t, size_t l, size_t j, size_t off, size_t len, size_t pos) {
-        if (l == me) std::memcpy(outgoing + pos, send[j].ptr + off, len);
-      });
-    };
-    auto drain = [&](uint64_t r) {
-      if (r % 2 == 0) {  // the leader sends the messages (every process has written its pieces)
-        if (!nd.leader()) return;
-        Walk(
-            nd, sz, r / 2, true, [](size_t, size_t, size_t, size_t, size_t, size_t) {}, &sbytes);
-        Walk(
-            nd, sz, r / 2, false, [](size_t, size_t, size_t, size_t, size_t, size_t) {}, &rbytes);
-        nd.scounts.assign(L, 0), nd.sdispls.assign(L, 0), nd.rcounts.assign(L, 0), nd.rdispls.assign(L, 0);
-        for (size_t b = 0, so = 0, ro = 0; b < L; so += sbytes[b], ro += rbytes[b], ++b) {
-          nd.scounts[b] = static_cast<int>(sbytes[b]), nd.sdispls[b] = static_cast<int>(so);
-          nd.rcounts[b] = static_cast<int>(rbytes[b]), nd.rdispls[b] = static_cast<int>(ro);
-        }
-        // (after the agreement: an error here has normally ended the job through the host's handler)
-        PMPI_Alltoallv(outgoing, nd.scounts.data(), nd.sdispls.data(), MPI_BYTE, incoming, nd.rcounts.data(),
-                       nd.rdispls.data(), MPI_BYTE, nd.leaders);
-        return;
-      }
-      Walk(nd, sz, r / 2, false, [&](size_t, size_t l, size_t j, size_t off, size_t len, size_t pos) {
-        if (l == me) std::memcpy(recv[j].ptr + off, incoming + pos, len);
-      });
-    };
-    // (every process runs the leader's count, the largest: at least one round, an empty one when no
-    // block crosses a node, so that every leader makes the same host calls)
-    const bool taken = Rounds(seg, std::max<uint64_t>(1, 2 * pieces), agreed, fill, drain);
-    seg.area_used = true;  // the next rounds on the segment first wait until everyone has read this one
-    if (!taken) return false;
+  } else if (!Aggregated(nd, sz, send, recv, pieces, agreed)) {
+    return false;
   }
   if (inlined) {  // the blocks within the node, mine to myself included
     const char* at = aside.data();

@@ -49,14 +49,9 @@ MPI_Request g_progress_req = MPI_REQUEST_NULL;
 char g_progress_byte;
 
 size_t SlotBytes(int n) {
-  size_t slot = 1024 * 1024;  // (only the pages blocks are written to are ever used)
-  if (const char* e = std::getenv("SHMCOLL_ACCEL_SLOT_BYTES")) {
-    char* end = nullptr;
-    unsigned long long v = std::strtoull(e, &end, 0);
-    if (end && (*end == 'k' || *end == 'K')) v <<= 10;
-    if (end && (*end == 'm' || *end == 'M')) v <<= 20;
-    if (v > 0) slot = static_cast<size_t>(v);
-  }
+  constexpr size_t kDefault = 1024 * 1024;  // (only the pages blocks are written to are ever used)
+  size_t slot = EnvBytes("SHMCOLL_ACCEL_SLOT_BYTES", kDefault);
+  if (slot == 0) slot = kDefault;
   // two halves, each with an alltoall piece of at least one line per rank
   slot = std::max(slot, 2 * kLine * static_cast<size_t>(n));
   return (slot + 2 * kLine - 1) / (2 * kLine) * (2 * kLine);

@@ -168,12 +168,8 @@ size_t repMinFromEnv() {
 // repMinFromEnv() showed no such difference (alignments 3/17 as 0/0).
 bool slowMisalignedRep() {
 #if SHMCOLL_COPY_X86
-  unsigned a, b, c, d;
-  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
-  const bool amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "AuthenticAMD"
-  if (!amd || !__get_cpuid(1, &a, &b, &c, &d)) return false;
-  const unsigned family = ((a >> 8) & 0xf) + (((a >> 8) & 0xf) == 0xf ? (a >> 20) & 0xff : 0);
-  return family == 0x19;
+  __builtin_cpu_init();
+  return __builtin_cpu_is("amdfam19h");
 #else
   return false;
 #endif
