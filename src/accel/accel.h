@@ -47,6 +47,20 @@ struct alignas(kLine) RankFlags {
 };
 static_assert(sizeof(RankFlags) == 2 * kLine);
 
+// One side of a block: the user's buffer, count and datatype, resolved into
+// contiguous bytes (the buffer itself, or a place in CommState::stmp/rtmp).
+struct Side {
+  const void* buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  size_t bytes = 0;
+  bool packed = false;                         // a derived type: goes through stmp/rtmp
+  const shmcoll::dt::Type* decoded = nullptr;  // packed by the engine (else by the host's PMPI_Pack)
+  bool copy = false;                           // contiguous but copied to stmp first (MPI_IN_PLACE alltoall)
+  size_t tmp_off = 0;                          // offset in stmp/rtmp
+  char* ptr = nullptr;                         // contiguous bytes of the block
+};
+
 struct Nodes;  // nodes.cc: a communicator spanning several (pretend) nodes
 
 // The state of one communicator, cached in an attribute of it.
@@ -64,6 +78,9 @@ struct CommState {
   // process_vm_readv (probed and agreed at set-up, ProbeCma); their pids.
   bool cma = false;
   std::vector<long> pids;
+  // The sides of the call in progress (entry.cc, engine.cc): kept, so a call allocates nothing.
+  std::vector<Side> send_sides, recv_sides, one_side;
+  MPI_Comm comm = MPI_COMM_NULL;  // the communicator, once TakenOrNodes has cached it
   CommState *prev = nullptr, *next = nullptr;  // list of mapped states
   // Several nodes: no segment of its own, `taken` false, and the hierarchy here
   // (hier.cc, hier_alltoall.cc, hier_reduce.cc).
@@ -109,20 +126,13 @@ void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node);
 // function has a hierarchical version: hier.cc, hier_alltoall.cc, hier_reduce.cc).
 CommState* TakenOrNodes(MPI_Comm comm);
 void FreeNodes(CommState* st);
+// The last state TakenOrNodes returned (only a taken one, and so never under
+// MPI_THREAD_MULTIPLE); cleared when that state is unmapped, freed or deleted.
+extern CommState* g_last_state;
+inline void Forget(const CommState* st) {
+  if (g_last_state == st) g_last_state = nullptr;
+}
 
-// One side of a block: the user's buffer, count and datatype, resolved into
-// contiguous bytes (the buffer itself, or a place in CommState::stmp/rtmp).
-struct Side {
-  const void* buf = nullptr;
-  int count = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  size_t bytes = 0;
-  bool packed = false;                         // a derived type: goes through stmp/rtmp
-  const shmcoll::dt::Type* decoded = nullptr;  // packed by the engine (else by the host's PMPI_Pack)
-  bool copy = false;                           // contiguous but copied to stmp first (MPI_IN_PLACE alltoall)
-  size_t tmp_off = 0;                          // offset in stmp/rtmp
-  char* ptr = nullptr;                         // contiguous bytes of the block
-};
 
 // datatype.cc: describes buf/count/type (the block at element displacement
 // disp); false when it is not handled.

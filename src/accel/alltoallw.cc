@@ -22,7 +22,9 @@ __attribute__((visibility("default"))) int MPI_Alltoallw(const void* sendbuf, co
   if (st) {
     const int n = st->n;
     const bool in_place = sendbuf == MPI_IN_PLACE;
-    std::vector<Side> send(n), recv(n);
+    std::vector<Side>&send = st->send_sides, &recv = st->recv_sides;
+    send.assign(static_cast<size_t>(n), Side());
+    recv.assign(static_cast<size_t>(n), Side());
     bool ok = recvcounts && rdispls && recvtypes && (in_place || (sendcounts && sdispls && sendtypes));
     for (int j = 0; j < n && ok; ++j) {
       ok = Describe(static_cast<char*>(recvbuf) + rdispls[j], 0, recvcounts[j], recvtypes[j], &recv[j]);

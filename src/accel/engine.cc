@@ -1,12 +1,12 @@
 // The collectives over the segment, in rounds.  Each rank owns one slot of
 // CommState::slot bytes in two halves, used by rounds of alternate parity
 // (sequence numbers run on across calls); round s is:
-//   1. wait until every rank has read round s - 2 (my half for s is free);
-//   2. write my part of this round into my half, then post the round;
-//   3. wait until every rank has posted it, and copy my parts out of theirs;
-//   4. mark the round read.
-// So one wait over all ranks per round is usually the only one that waits:
-// step 1 waits only for a rank two rounds behind.
+//   1. write my part of this round into my half, then post the round;
+//   2. wait until every rank has posted it, and copy my parts out of theirs;
+//   3. mark the round read.
+// One wait over all ranks per round.  My half for round s is free without a
+// wait of its own: every rank marks round s - 2 read before it posts s - 1,
+// which step 2 of the round before saw.
 // Round 0 also carries each rank's verdict (take or decline) and the number
 // of rounds it needs; every rank reads all of them before writing anything
 // into a receive buffer, so either all take the call or all pass it to the
@@ -145,7 +145,8 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
                size_t uniform) {
   if (st.nodes) return HierAllgather(st, send, recv, ok, comm);  // several nodes
   const int n = st.n, me = st.me;
-  std::vector<Side> one(1, send);
+  std::vector<Side>& one = st.one_side;
+  one.assign(1, send);
   ok = ok && PackSends(one, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   const Side& src = one[0];
   if (st.cma && uniform && uniform >= CmaMin() && st.half() >= 24) {
@@ -197,7 +198,8 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
 
 bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
   if (st.nodes) return HierBcast(st, side, root, ok);  // several nodes
-  std::vector<Side> one(1, side);
+  std::vector<Side>& one = st.one_side;
+  one.assign(1, side);
   const bool am_root = st.me == root;
   ok = ok && (am_root ? PackSends(one, st.stmp, comm) : LayoutRecvs(one, st.rtmp));
   const Side& s = one[0];

@@ -16,7 +16,9 @@ bool DoAlltoallv(const void* sb, const int* sc, const int* sd, MPI_Datatype st_,
   if (!st) return false;
   const int n = st->n;
   const bool in_place = sb == MPI_IN_PLACE;
-  std::vector<Side> send(n), recv(n);
+  std::vector<Side>&send = st->send_sides, &recv = st->recv_sides;
+  send.assign(static_cast<size_t>(n), Side());
+  recv.assign(static_cast<size_t>(n), Side());
   bool ok = true;
   for (int j = 0; j < n && ok; ++j) {
     const MPI_Aint rdisp = uniform ? static_cast<MPI_Aint>(j) * rc[0] : rd[j];
@@ -41,7 +43,8 @@ bool DoAllgatherv(const void* sb, int sc, MPI_Datatype st_, void* rb, const int*
   if (!st) return false;
   const int n = st->n;
   const bool in_place = sb == MPI_IN_PLACE;
-  std::vector<Side> recv(n);
+  std::vector<Side>& recv = st->recv_sides;
+  recv.assign(static_cast<size_t>(n), Side());
   Side send;
   bool ok = true;
   for (int j = 0; j < n && ok; ++j)

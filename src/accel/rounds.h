@@ -66,7 +66,11 @@ bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain d
   for (uint64_t r = 0; r < rounds; ++r) {
     const uint64_t s = ++st.seq;
     const int parity = static_cast<int>(s & 1);
-    if (s >= 2) WaitConsumed(st, s - 2);  // everyone has read my half of round s - 2
+    // My half of round s - 2 is free: every rank posted round s - 1 (the last
+    // round's wait saw it), and a rank marks a round read before it posts the
+    // next, so all have read s - 2.  (Every round of every call comes through
+    // here, waiting for all posts: waiting for the marks too would cost a
+    // cache miss per round for nothing.)
     if (r == 0) {
       mine->post.nrounds[parity].store(std::max<uint64_t>(local_rounds, 1), std::memory_order_relaxed);
       mine->post.ok[parity].store(ok ? 1 : 0, std::memory_order_relaxed);

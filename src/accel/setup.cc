@@ -59,6 +59,7 @@ size_t SlotBytes(int n) {
 
 int DeleteState(MPI_Comm, int, void* attr, void*) {
   auto* st = static_cast<CommState*>(attr);
+  Forget(st);
   FreeNodes(st);
   Unmap(st);
   delete st;
@@ -248,6 +249,7 @@ bool AllAgree(bool ok, MPI_Comm comm) {
 
 void Unmap(CommState* st) {
   std::lock_guard<std::mutex> lock(g_mutex);
+  Forget(st);
   if (!st->base) return;
   munmap(st->base, st->map_bytes);
   st->base = nullptr;
