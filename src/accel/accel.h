@@ -61,6 +61,16 @@ struct Side {
   char* ptr = nullptr;                         // contiguous bytes of the block
 };
 
+// The eager area after the slots (eager.cc): per rank a line with the count
+// of eager calls it has finished, then kEagerDepth entries, each a header
+// line and kEagerData bytes.  Calls use CommState::eager_depth of them:
+// all where the processes outnumber the cores (a root runs further ahead of
+// readers waiting for a core), else 8 (fewer lines, kept in the caches).
+constexpr uint64_t kEagerDepth = 32, kEagerDepthAlone = 8;
+constexpr size_t kEagerData = 1024;
+constexpr size_t kEagerEntry = kLine + kEagerData;
+constexpr size_t kEagerPerRank = kLine + kEagerDepth * kEagerEntry;
+
 struct Nodes;  // nodes.cc: a communicator spanning several (pretend) nodes
 
 // The state of one communicator, cached in an attribute of it.
@@ -72,6 +82,10 @@ struct CommState {
   size_t map_bytes = 0;
   uint64_t seq = 0;        // rounds run so far (the same on every rank)
   unsigned spin = 256;     // pauses before a wait yields: 0 when the processes outnumber the cores
+  size_t eager = 0;          // bcast and reduce blocks of at most this many bytes are eager (agreed; 0: none)
+  uint64_t eager_depth = kEagerDepth;  // entries in use (the same on every rank: from n and the node's cores)
+  uint64_t eager_calls = 0;  // eager calls so far (the same on every rank)
+  uint64_t eager_seen = 0;   // the least count of finished eager calls seen among the ranks
   bool area_used = false;  // the last round wrote outside the half-slots (hier_alltoall.cc): the next waits for all
   std::vector<char> stmp, rtmp;                // packed send / receive data of derived types
   // Single copy (engine.cc): every process may read every other's memory with
@@ -93,6 +107,7 @@ struct CommState {
   // rank r's half-slot for round s (by its parity), and for the current round (seq)
   char* half_of(int r, uint64_t s) const { return area() + slot * static_cast<size_t>(r) + (s & 1) * half(); }
   char* slot_of(int r) const { return half_of(r, seq); }
+  char* eager_area() const { return area() + slot * static_cast<size_t>(n); }
 };
 
 // setup.cc: the state of a communicator, set up at its first collective
@@ -106,6 +121,7 @@ extern bool g_finalizing;           // set by UnmapAll
 extern std::atomic<long> g_across;  // calls taken by the hierarchical path (nodes.cc)
 extern std::atomic<long> g_direct;  // ... of them alltoalls whose blocks between nodes went direct
 extern std::atomic<long> g_single;  // calls whose blocks moved by process_vm_readv (engine.cc)
+extern std::atomic<long> g_eager;   // eager bcasts and reduces (eager.cc)
 // Maps a segment for comm (all on one node) into st: collective, agreed.
 bool MapSegment(CommState* st, MPI_Comm comm);
 bool AllAgree(bool ok, MPI_Comm comm);  // PMPI_Allreduce(MIN) of ok
@@ -158,6 +174,19 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
                size_t uniform = 0);
 bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm);
 bool Barrier(CommState& st);
+// Ends the job after a message this process has just printed to stderr
+// (setup.cc): waits a moment first, since a launcher that kills the job at
+// once may drop output it has not yet forwarded (MPICH's did, one run in 20).
+[[noreturn]] void EndJob(MPI_Comm comm);
+struct Fold;  // reduce.cc, below
+// eager.cc: MPI_Bcast and MPI_Reduce of at most st.eager bytes on one node
+// (the caller has checked that, and st.nodes unset).  EagerCheck: before the
+// rounds' path of a bcast (readers, for the root) or reduce (the root, for
+// each other rank), ends the job when rank r took the eager path instead.
+bool EagerBcast(CommState& st, const Side& side, int root, bool ok, MPI_Comm comm);
+bool EagerReduce(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok,
+                 MPI_Comm comm);
+void EagerCheck(const CommState& st, int r, const char* fn, MPI_Comm comm);
 // The rounds themselves, for the node stages of hier.cc.
 bool Rounds(CommState& st, uint64_t rounds, bool ok, const std::function<void(uint64_t)>& fill,
             const std::function<void(uint64_t)>& drain);

@@ -38,8 +38,7 @@ namespace {
 [[noreturn]] void CmaFailed(const char* fn, int peer, MPI_Comm comm) {
   std::fprintf(stderr, "shmcoll-accel: %s: reading rank %d's block with process_vm_readv failed: %s\n", fn, peer,
                std::strerror(errno));
-  PMPI_Abort(comm, 1);
-  std::abort();
+  EndJob(comm);
 }
 
 // Ends the job: a process that read the single-copy header of rank `peer`
@@ -50,8 +49,7 @@ namespace {
                "shmcoll-accel: %s: rank %d's call does not match this one (block sizes differ between the "
                "processes: their counts or datatypes disagree)\n",
                fn, peer);
-  PMPI_Abort(comm, 1);
-  std::abort();
+  EndJob(comm);
 }
 
 // A single-copy header in rank r's half of the round: a tag naming the path

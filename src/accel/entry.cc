@@ -111,8 +111,15 @@ ACCEL_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int r
   if (st) {
     Side side;
     // root is the same on every rank (else the program is erroneous): an invalid one is declined by all
-    const bool ok = root >= 0 && root < st->n && Describe(buffer, 0, count, datatype, &side);
-    taken = Bcast(*st, side, root >= 0 && root < st->n ? root : 0, ok, comm);
+    const bool valid_root = root >= 0 && root < st->n;
+    const bool ok = valid_root && Describe(buffer, 0, count, datatype, &side);
+    // (the block's bytes are the same on every rank of a correct program: so is the path)
+    if (ok && !st->nodes && st->eager && side.bytes <= st->eager) {
+      taken = EagerBcast(*st, side, root, ok, comm);
+    } else {
+      if (!st->nodes && st->eager && valid_root && root != st->me) EagerCheck(*st, root, "MPI_Bcast", comm);
+      taken = Bcast(*st, side, valid_root ? root : 0, ok, comm);
+    }
   }
   if (Count(taken)) return MPI_SUCCESS;
   return PMPI_Bcast(buffer, count, datatype, root, comm);
@@ -129,6 +136,7 @@ ACCEL_EXPORT int MPI_Finalize(void) {
     if (g_across) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them across nodes\n", rank, g_across.load());
     if (g_single)
       std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them by single copy\n", rank, g_single.load());
+    if (g_eager) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them eager\n", rank, g_eager.load());
     if (g_direct)
       std::fprintf(stderr, "shmcoll-accel: rank %d: %ld alltoalls with their blocks between nodes direct\n", rank,
                    g_direct.load());

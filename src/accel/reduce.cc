@@ -129,6 +129,12 @@ bool ReduceScatterRounds(CommState& st, const char* in, char* out, size_t count,
 
 namespace {
 
+// The buffers' part of the local verdict: (a null buffer or a send buffer
+// that is the receive buffer: the host reports the error).
+bool BuffersOk(const void* in, const void* out, int count, bool delivers) {
+  return count == 0 || (in != nullptr && (!delivers || (out != nullptr && out != in)));
+}
+
 // Local verdict on the arguments; *fold is set when true.
 bool Accept(const void* in, const void* out, int count, MPI_Datatype type, MPI_Op op, bool delivers, Fold* fold) {
   if (count < 0 || !FindFold(op, type, fold)) return false;
@@ -183,13 +189,23 @@ ACCEL_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_D
     const bool valid_root = root >= 0 && root < st->n, am_root = root == st->me;
     const bool in_place = sendbuf == MPI_IN_PLACE;
     const void* in = in_place ? recvbuf : sendbuf;
-    bool ok = valid_root && (!in_place || am_root);
-    ok = ok && (in_place ? Accept(in, nullptr, count, datatype, op, false, &f)
-                         : Accept(in, recvbuf, count, datatype, op, am_root, &f));
+    // (count, datatype, op and root are the same on every rank of a correct program: so is the path;
+    // the buffers are each rank's own)
+    const bool foldable = valid_root && count >= 0 && FindFold(op, datatype, &f);
+    const bool ok = foldable && (!in_place || am_root) &&
+                    (in_place ? BuffersOk(in, nullptr, count, false) : BuffersOk(in, recvbuf, count, am_root));
     const size_t c = ok ? static_cast<size_t>(count) : 0;
-    taken = st->nodes ? HierReduce(*st, in, recvbuf, c, f, datatype, op, valid_root ? root : 0, ok)
-                      : ReduceRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), c, f,
-                                     valid_root ? root : 0, ok);
+    if (!st->nodes && st->eager && foldable && static_cast<size_t>(count) * f.extent <= st->eager) {
+      taken = EagerReduce(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), static_cast<size_t>(count),
+                          f, root, ok, comm);
+    } else {
+      if (!st->nodes && st->eager && valid_root && am_root)
+        for (int j = 0; j < st->n; ++j)
+          if (j != st->me) EagerCheck(*st, j, "MPI_Reduce", comm);
+      taken = st->nodes ? HierReduce(*st, in, recvbuf, c, f, datatype, op, valid_root ? root : 0, ok)
+                        : ReduceRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), c, f,
+                                       valid_root ? root : 0, ok);
+    }
   }
   if (Count(taken)) return MPI_SUCCESS;
   return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);

@@ -26,9 +26,10 @@ inline void CpuRelax() {
 // it yields it also lets the host progress its own operations now and then (a
 // peer may be blocked in the host waiting for a nonblocking operation this
 // process started, e.g. an MPI_Ibarrier before this collective).
-inline void WaitFor(const std::atomic<uint64_t>& flag, uint64_t target, unsigned spin) {
+template <class Done>
+void WaitUntil(Done done, unsigned spin) {
   unsigned spins = 0;
-  while (flag.load(std::memory_order_acquire) < target) {
+  while (!done()) {
     if (++spins < spin) {
       CpuRelax();
       continue;
@@ -36,6 +37,9 @@ inline void WaitFor(const std::atomic<uint64_t>& flag, uint64_t target, unsigned
     sched_yield();
     if (spins % 64u == 0) HostProgress();
   }
+}
+inline void WaitFor(const std::atomic<uint64_t>& flag, uint64_t target, unsigned spin) {
+  WaitUntil([&] { return flag.load(std::memory_order_acquire) >= target; }, spin);
 }
 
 inline void WaitPosted(const CommState& st, uint64_t s) {

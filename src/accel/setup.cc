@@ -166,7 +166,13 @@ bool MapSegment(CommState* st, MPI_Comm comm) {
   // each process to a core of its own has not oversubscribed them.)
   const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   st->spin = ncpu > 0 && st->n > ncpu ? 0 : 256;
-  st->map_bytes = (sizeof(RankFlags) + st->slot) * static_cast<size_t>(st->n);
+  st->map_bytes = (sizeof(RankFlags) + st->slot + kEagerPerRank) * static_cast<size_t>(st->n);
+  // the eager bound and depth (eager.cc), agreed: a call's path and entry must be the same on every rank
+  long long eager[2] = {static_cast<long long>(std::min(EnvBytes("SHMCOLL_ACCEL_EAGER_MAX", kEagerData), kEagerData)),
+                        static_cast<long long>(st->spin ? kEagerDepthAlone : kEagerDepth)};
+  if (PMPI_Allreduce(MPI_IN_PLACE, eager, 2, MPI_LONG_LONG, MPI_MIN, comm) != MPI_SUCCESS) eager[0] = 0;
+  st->eager = static_cast<size_t>(eager[0]);
+  st->eager_depth = static_cast<uint64_t>(std::max(eager[1], 1LL));
   // (SHMCOLL_ACCEL_SHARE=name: the named way only, for its test; the same on every process)
   const char* share = std::getenv("SHMCOLL_ACCEL_SHARE");
   if (!(share && std::strcmp(share, "name") == 0)) st->base = ShareByPidfd(st->me, st->map_bytes, comm);
@@ -239,6 +245,13 @@ void ProbeCma(CommState* st, MPI_Comm comm) {
   st->pids.resize(static_cast<size_t>(st->n));
   for (size_t j = 0; j < st->pids.size(); ++j) st->pids[j] = all[2 * j];
   st->cma = true;
+}
+
+void EndJob(MPI_Comm comm) {
+  std::fflush(stderr);
+  usleep(200 * 1000);
+  PMPI_Abort(comm, 1);
+  std::abort();
 }
 
 bool AllAgree(bool ok, MPI_Comm comm) {

@@ -8,11 +8,18 @@
  * that nothing is left in /dev/shm.  A first, correct call is checked byte
  * for byte.
  *
- *   accel_mismatch
+ * With an argument, the erroneous call is a small one whose sizes put some
+ * ranks on the eager path (tests/accel: SHMCOLL_ACCEL_EAGER_MAX) and others
+ * in the rounds: `bcast` (the root's block is small, the readers' large),
+ * `bcast_readers` (the reverse), `reduce` (the root's count small, the
+ * others' large).  Whoever sees the other path ends the job, saying so.
+ *
+ *   accel_mismatch [bcast|bcast_readers|reduce]
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -30,9 +37,17 @@ int main(int argc, char **argv) {
         fprintf(stderr, "FAIL accel_mismatch: rank %d: block %d element %d wrong\n", me, j, k);
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
-  const int count = me == 0 ? big : 1;
-  MPI_Alltoall(s, count, MPI_DOUBLE, r, count, MPI_DOUBLE, MPI_COMM_WORLD);
-  fprintf(stderr, "accel_mismatch: rank %d: the erroneous MPI_Alltoall returned\n", me);
+  const char *mode = argc > 1 ? argv[1] : "alltoall";
+  if (strcmp(mode, "alltoall") == 0) {
+    const int count = me == 0 ? big : 1;
+    MPI_Alltoall(s, count, MPI_DOUBLE, r, count, MPI_DOUBLE, MPI_COMM_WORLD);
+  } else if (strcmp(mode, "bcast") == 0 || strcmp(mode, "bcast_readers") == 0) {
+    const int small = (me == 0) == (strcmp(mode, "bcast") == 0);
+    MPI_Bcast(s, small ? 1 : big, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  } else {
+    MPI_Reduce(s, r, me == 0 ? 1 : big, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  }
+  fprintf(stderr, "accel_mismatch: rank %d: the erroneous MPI_%s returned\n", me, mode);
   MPI_Finalize();
   return 0;
 }

@@ -21,7 +21,9 @@
 # every rank must have taken an alltoall whose blocks between nodes went
 # direct ("shmcoll-accel: rank R: D alltoalls with their blocks between nodes
 # direct", D > 0); with SHMCOLL_ACCEL_EXPECT_SINGLE=1, calls by single copy
-# ("shmcoll-accel: rank R: C of them by single copy", C > 0).
+# ("shmcoll-accel: rank R: C of them by single copy", C > 0); with
+# SHMCOLL_ACCEL_EXPECT_EAGER=1, eager bcasts or reduces ("E of them eager",
+# E > 0), and with =0 none.
 #
 #   tests/accel/run.sh <openmpi|mpich> <accel-dir> <taken[:MPI_X,...]|declined|killed> <source.c> <build-dir> <nranks> [args...]
 #
@@ -141,6 +143,15 @@ for ((r = 0; r < np; ++r)); do
   if [ "${SHMCOLL_ACCEL_EXPECT_SINGLE:-}" = 1 ] &&
     ! grep -qE "^shmcoll-accel: rank $r: [1-9][0-9]* of them by single copy$" "$log"; then
     echo "accel: rank $r: expected calls by single copy"
+    bad=1
+  fi
+  if [ "${SHMCOLL_ACCEL_EXPECT_EAGER:-}" = 1 ] &&
+    ! grep -qE "^shmcoll-accel: rank $r: [1-9][0-9]* of them eager$" "$log"; then
+    echo "accel: rank $r: expected eager calls"
+    bad=1
+  fi
+  if [ "${SHMCOLL_ACCEL_EXPECT_EAGER:-}" = 0 ] && grep -qE "^shmcoll-accel: rank $r: [0-9]+ of them eager$" "$log"; then
+    echo "accel: rank $r: expected no eager calls"
     bad=1
   fi
   # "shmcoll-accel: rank R: taken: MPI_X=N MPI_Y=M ..."

@@ -1,0 +1,174 @@
+// Eager rooted collectives on one node: an MPI_Bcast or MPI_Reduce of at most
+// CommState::eager bytes (SHMCOLL_ACCEL_EAGER_MAX, agreed at set-up) does
+// not hold the ranks together as the rounds do (engine.cc).  Each rank has
+// D = CommState::eager_depth entries of kEagerData bytes after the slots, and a
+// count of the eager calls it has finished; eager call e uses entry e % D:
+//   bcast:  the root copies its block into its entry, stamps it e + 1 and
+//           returns; a reader waits for the stamp, copies the block out and
+//           returns.
+//   reduce: every other rank copies its contribution into its entry, stamps
+//           it and returns; the root waits for the n - 1 stamps and folds in
+//           rank order, as ReduceRounds does (the same bits whichever path).
+// Before writing entry e % D a rank waits until every rank has finished call
+// e - D, the last that may have read it: a root runs up to D calls ahead of
+// its slowest reader, where the rounds
+// would make every call a barrier (at 4 ranks per core, ~6 us).
+// Verdicts: the root's is in its entry (a bcast root that declines stamps
+// its entry "declined", and every rank passes the call to the host);
+// whether a call is eager is decided by its bytes, the same on every rank of
+// a correct program.  A rank whose call does not match (sizes that put one
+// rank here and another in the rounds, or a reader's invalid arguments) sees
+// the other path's flag while it waits and ends the job, saying so.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "accel.h"
+#include "rounds.h"
+
+namespace shmcoll_accel {
+
+std::atomic<long> g_eager{0};
+
+namespace {
+
+struct alignas(kLine) EagerHead {
+  std::atomic<uint64_t> stamp;  // e + 1 once call e's block is in
+  uint64_t bytes;               // the block's bytes, as the writer counted them
+  uint64_t ok;                  // 0: the root declined (bcast) or the writer's arguments were invalid (reduce)
+};
+static_assert(sizeof(EagerHead) == kLine);
+
+std::atomic<uint64_t>* Done(const CommState& st, int r) {
+  return reinterpret_cast<std::atomic<uint64_t>*>(st.eager_area() + kEagerPerRank * static_cast<size_t>(r));
+}
+EagerHead* Entry(const CommState& st, int r, uint64_t e) {
+  return reinterpret_cast<EagerHead*>(st.eager_area() + kEagerPerRank * static_cast<size_t>(r) + kLine +
+                                      kEagerEntry * static_cast<size_t>(e % st.eager_depth));
+}
+char* Data(EagerHead* h) { return reinterpret_cast<char*>(h) + kLine; }
+
+// Every rank has finished eager call e - D (so entry e % D is free
+// everywhere); st.eager_seen caches the least count seen.
+void WaitFree(CommState& st, uint64_t e) {
+  if (e < st.eager_depth) return;
+  const uint64_t want = e - st.eager_depth + 1;
+  if (st.eager_seen >= want) return;
+  uint64_t least = UINT64_MAX;
+  for (int k = 1; k <= st.n; ++k) {
+    const std::atomic<uint64_t>& d = *Done(st, (st.me + k) % st.n);
+    WaitFor(d, want, st.spin);
+    least = std::min(least, d.load(std::memory_order_relaxed));
+  }
+  st.eager_seen = least;
+}
+
+[[noreturn]] void Mismatch(const char* fn, int peer, MPI_Comm comm) {
+  std::fprintf(stderr,
+               "shmcoll-accel: %s: rank %d's call does not match this one (its count or datatype is invalid, or "
+               "its block size differs from this rank's)\n",
+               fn, peer);
+  EndJob(comm);
+}
+
+// Waits for rank r's stamp of eager call e; ends the job when r posts a
+// round instead (it took the rounds' path for this call).
+void WaitStamp(const CommState& st, int r, uint64_t e, const char* fn, MPI_Comm comm) {
+  const std::atomic<uint64_t>& stamp = Entry(st, r, e)->stamp;
+  const std::atomic<uint64_t>& posted = st.flags(r)->post.posted;
+  WaitUntil(
+      [&] {
+        if (stamp.load(std::memory_order_acquire) >= e + 1) return true;
+        // (r stamps before it posts anything later: a post seen with the stamp still missing is this call's)
+        if (posted.load(std::memory_order_acquire) > st.seq && stamp.load(std::memory_order_acquire) < e + 1)
+          Mismatch(fn, r, comm);
+        return false;
+      },
+      st.spin);
+}
+
+}  // namespace
+
+// Rank r is about to take the rounds' path (or has): waits for its post of
+// the coming round; ends the job when it stamps an eager entry instead.
+void EagerCheck(const CommState& st, int r, const char* fn, MPI_Comm comm) {
+  const std::atomic<uint64_t>& stamp = Entry(st, r, st.eager_calls)->stamp;
+  const std::atomic<uint64_t>& posted = st.flags(r)->post.posted;
+  WaitUntil(
+      [&] {
+        if (posted.load(std::memory_order_acquire) > st.seq) return true;
+        if (stamp.load(std::memory_order_acquire) > st.eager_calls && posted.load(std::memory_order_acquire) <= st.seq)
+          Mismatch(fn, r, comm);
+        return false;
+      },
+      st.spin);
+}
+
+bool EagerBcast(CommState& st, const Side& side, int root, bool ok, MPI_Comm comm) {
+  const uint64_t e = st.eager_calls++;
+  const int me = st.me;
+  std::vector<Side>& one = st.one_side;
+  one.assign(1, side);
+  EagerHead* h = Entry(st, root, e);
+  if (me == root) {
+    ok = ok && PackSends(one, st.stmp, comm);
+    WaitFree(st, e);
+    if (ok && one[0].bytes) std::memcpy(Data(h), one[0].ptr, one[0].bytes);
+    h->bytes = one[0].bytes, h->ok = ok;
+    h->stamp.store(e + 1, std::memory_order_release);
+    Done(st, me)->store(e + 1, std::memory_order_release);
+    if (ok) g_eager.fetch_add(1, std::memory_order_relaxed);
+    return ok;
+  }
+  WaitStamp(st, root, e, "MPI_Bcast", comm);
+  if (!h->ok) {  // the root declined: every rank passes the call to the host
+    Done(st, me)->store(e + 1, std::memory_order_release);
+    return false;
+  }
+  if (!ok || h->bytes != side.bytes) Mismatch("MPI_Bcast", root, comm);
+  if (!LayoutRecvs(one, st.rtmp)) {
+    std::fprintf(stderr, "shmcoll-accel: MPI_Bcast: no memory for a block of %zu bytes\n", side.bytes);
+    EndJob(comm);
+  }
+  if (side.bytes) std::memcpy(one[0].ptr, Data(h), side.bytes);
+  Done(st, me)->store(e + 1, std::memory_order_release);
+  UnpackRecvs(one, st.rtmp, comm);
+  g_eager.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool EagerReduce(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok,
+                 MPI_Comm comm) {
+  const uint64_t e = st.eager_calls++;
+  const int n = st.n, me = st.me;
+  const size_t bytes = count * f.extent;
+  if (me != root) {
+    WaitFree(st, e);
+    EagerHead* h = Entry(st, me, e);
+    if (ok && bytes) std::memcpy(Data(h), in, bytes);
+    h->bytes = bytes, h->ok = ok;
+    h->stamp.store(e + 1, std::memory_order_release);
+    Done(st, me)->store(e + 1, std::memory_order_release);
+    if (ok) g_eager.fetch_add(1, std::memory_order_relaxed);
+    return ok;  // (not ok: the arguments are invalid; the host reports it)
+  }
+  for (int k = 1; k < n; ++k) {
+    const int j = (me + k) % n;
+    WaitStamp(st, j, e, "MPI_Reduce", comm);
+    const EagerHead* h = Entry(st, j, e);
+    if (!h->ok || h->bytes != bytes) Mismatch("MPI_Reduce", j, comm);
+  }
+  if (ok && count) {
+    alignas(kLine) char mine[kEagerData];
+    if (in == out) std::memcpy(mine, in, bytes);  // MPI_IN_PLACE: my contribution is the result's place
+    const char* own = in == out ? mine : in;
+    std::memcpy(out, n - 1 == me ? own : Data(Entry(st, n - 1, e)), bytes);
+    for (int j = n - 2; j >= 0; --j) f.apply(j == me ? own : Data(Entry(st, j, e)), out, count);
+  }
+  Done(st, me)->store(e + 1, std::memory_order_release);
+  if (ok) g_eager.fetch_add(1, std::memory_order_relaxed);
+  return ok;
+}
+
+}  // namespace shmcoll_accel
