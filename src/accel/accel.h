@@ -166,17 +166,20 @@ bool LayoutRecvs(std::vector<Side>& sides, std::vector<char>& tmp);
 void UnpackRecvs(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm);
 
 // engine.cc: the collectives; true when taken (completed here).
-// uniform: the bytes of every block when the call is MPI_Alltoall (the same on every
-// process of a correct program, so a choice made by it is the same everywhere), else 0.
+// single_copy: blocks of at least SHMCOLL_ACCEL_CMA_MIN bytes may be read
+// straight out of the senders' buffers (where st.cma); each block's choice is
+// made by its bytes, which its sender and its receiver both know.
 bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm,
-              size_t uniform = 0);
+              bool single_copy = false);
 bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place, bool ok, MPI_Comm comm,
-               size_t uniform = 0);
+               bool single_copy = false);
 bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm);
 bool Barrier(CommState& st);
 // Ends the job after a message this process has just printed to stderr
 // (setup.cc): waits a moment first, since a launcher that kills the job at
-// once may drop output it has not yet forwarded (MPICH's did, one run in 20).
+// once may drop output it has not yet forwarded (MPICH's did, one run in 20),
+// and longer the higher its rank, since Open MPI 4.1's mpirun could hang
+// when several processes aborted at once.
 [[noreturn]] void EndJob(MPI_Comm comm);
 struct Fold;  // reduce.cc, below
 // eager.cc: MPI_Bcast and MPI_Reduce of at most st.eager bytes on one node

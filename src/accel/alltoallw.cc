@@ -36,7 +36,7 @@ __attribute__((visibility("default"))) int MPI_Alltoallw(const void* sendbuf, co
         ok = ok && Describe(static_cast<const char*>(sendbuf) + sdispls[j], 0, sendcounts[j], sendtypes[j], &send[j]);
       }
     }
-    taken = Alltoall(*st, send, recv, ok, comm);
+    taken = Alltoall(*st, send, recv, ok, comm, true);
   }
   if (Count(taken)) return MPI_SUCCESS;
   return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);

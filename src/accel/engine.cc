@@ -16,10 +16,11 @@
 //   allgather(v), bcast: a half holds one piece of my block, for everyone.
 // Per round each rank writes at most one half and reads its parts of the
 // others' halves: (n-1) * block bytes in and out per rank in all, each byte
-// copied twice (into the segment, out of it).  Single copy (CommState::cma,
-// MPI_Alltoall, MPI_Allgather and MPI_Bcast blocks of at least SHMCOLL_ACCEL_CMA_MIN):
-// two rounds whatever the size, (n-1) reads of a block per rank with
-// process_vm_readv, each byte copied once (AlltoallCma).
+// copied twice (into the segment, out of it).  Single copy (CommState::cma;
+// alltoall(v,w), allgather(v) and bcast blocks of at least
+// SHMCOLL_ACCEL_CMA_MIN bytes, each block by itself): the block's header
+// instead of its data in round 0, read with process_vm_readv, each byte
+// copied once; at least two rounds (see Alltoall).
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -52,77 +53,73 @@ namespace {
   EndJob(comm);
 }
 
-// A single-copy header in rank r's half of the round: a tag naming the path
-// and the round, then (address, bytes) of each block the rank offers.
+// A single-copy header, where a block's bytes would go in round 0 (the
+// block's piece of the sender's half): a tag naming the path and the round,
+// then the block's address and bytes in the sender's memory.
 constexpr uint64_t kCmaMagic = 0x53484d434f4c4c31ull;
+constexpr size_t kCmaHeader = 24;
 inline uint64_t CmaTag(const CommState& st) { return kCmaMagic ^ st.seq; }
-uint64_t* CmaHeader(CommState& st) {
-  auto* h = reinterpret_cast<uint64_t*>(st.slot_of(st.me));
-  h[0] = CmaTag(st);
-  return h + 1;
+void CmaOffer(const CommState& st, char* at, const char* ptr, size_t bytes) {
+  const uint64_t h[3] = {CmaTag(st), reinterpret_cast<uintptr_t>(ptr), bytes};
+  std::memcpy(at, h, sizeof h);
 }
-inline void CmaOffer(uint64_t* blocks, size_t k, const char* ptr, size_t bytes) {
-  blocks[2 * k] = reinterpret_cast<uintptr_t>(ptr), blocks[2 * k + 1] = bytes;
-}
-// Reads block k of rank `peer`'s header into dst (at most `want` bytes),
-// ending the job when the header is not there or the read fails.
-void CmaPull(const CommState& st, int peer, size_t k, char* dst, size_t want, const char* fn, MPI_Comm comm) {
-  const auto* h = reinterpret_cast<const uint64_t*>(st.slot_of(peer));
+// Reads the block rank `peer` offered at `at` into dst (at most `want`
+// bytes), ending the job when the header is not there or the read fails.
+void CmaPull(const CommState& st, const char* at, int peer, char* dst, size_t want, const char* fn, MPI_Comm comm) {
+  uint64_t h[3];
+  std::memcpy(h, at, sizeof h);
   if (h[0] != CmaTag(st)) CmaMismatch(fn, peer, comm);
-  const size_t len = std::min<size_t>(want, h[2 + 2 * k]);
+  const size_t len = std::min<size_t>(want, h[2]);
   if (len && !CmaRead(st.pids[static_cast<size_t>(peer)], dst,
-                      reinterpret_cast<const char*>(static_cast<uintptr_t>(h[1 + 2 * k])), len))
+                      reinterpret_cast<const char*>(static_cast<uintptr_t>(h[1])), len))
     CmaFailed(fn, peer, comm);
 }
 
-// Single copy (CommState::cma): round 0 publishes where my block for each
-// rank lies (a tag, then two words per rank in my half); after it every rank reads its
-// blocks straight out of their senders' buffers, and round 1 keeps every
-// sender in the call until all have read.  Each byte is copied once, from a
-// buffer the sender wrote before the call instead of lines the other core
-// has just written into the segment.
-bool AlltoallCma(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm) {
-  const int n = st.n, me = st.me;
-  auto fill = [&](uint64_t r) {
-    if (r) return;
-    uint64_t* blocks = CmaHeader(st);
-    for (int j = 0; j < n; ++j) CmaOffer(blocks, static_cast<size_t>(j), send[j].ptr, send[j].bytes);
-  };
-  auto drain = [&](uint64_t r) {
-    if (r) return;
-    if (recv[me].bytes && recv[me].ptr != send[me].ptr)
-      std::memcpy(recv[me].ptr, send[me].ptr, std::min(recv[me].bytes, send[me].bytes));
-    for (int k = 1; k < n; ++k) {
-      const int j = (me + k) % n;
-      CmaPull(st, j, static_cast<size_t>(me), recv[j].ptr, recv[j].bytes, "MPI_Alltoall", comm);
-    }
-  };
-  if (!RunRounds(st, 2, ok, fill, drain)) return false;
-  UnpackRecvs(recv, st.rtmp, comm);
-  g_single.fetch_add(1, std::memory_order_relaxed);
-  return true;
-}
+// A block of this many bytes moves by single copy (CommState::cma): the
+// sender and the receiver of a block both know its bytes (the same at both
+// ends in a correct program), so they make the same choice.
+inline bool Single(const CommState& st, size_t bytes) { return st.cma && bytes && bytes >= CmaMin(); }
 
 }  // namespace
 
+// Alltoall(v,w): a half holds n pieces of `chunk` bytes, piece j for rank j.
+// A block that moves by single copy has, instead of its data, its header in
+// piece j of round 0; the receiver reads it in its drain of round 0, out of
+// the sender's own buffer, and a round more keeps every sender in the call
+// until all have read (each byte copied once, from memory the sender wrote
+// before the call instead of lines the other core has just written into the
+// segment).  The other blocks go through the pieces, a piece per round.
 bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm,
-              size_t uniform) {
+              bool single_copy) {
   if (st.nodes) return HierAlltoall(st, send, recv, ok, comm);  // several nodes
   const int n = st.n, me = st.me;
   ok = ok && PackSends(send, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
-  // (the same choice on every process: st.cma was agreed, `uniform` is the call's)
-  if (st.cma && uniform && uniform >= CmaMin() && st.half() >= 8 + 16 * static_cast<size_t>(n))
-    return AlltoallCma(st, send, recv, ok, comm);
-  const size_t chunk = st.half() / static_cast<size_t>(n) / kLine * kLine;
+  const size_t chunk = st.half() / static_cast<size_t>(n) / kLine * kLine;  // (at least kLine: SlotBytes)
+  auto single = [&](size_t bytes) { return single_copy && Single(st, bytes); };
   uint64_t need = 1;
+  bool any_single = false;
   if (ok)
-    for (int j = 0; j < n; ++j)
-      if (j != me) need = std::max(need, RoundsFor(std::max(send[j].bytes, recv[j].bytes), chunk));
+    for (int j = 0; j < n; ++j) {
+      if (j == me) continue;
+      for (const Side* s : {&send[j], &recv[j]}) {
+        if (single(s->bytes))
+          any_single = true;
+        else
+          need = std::max(need, RoundsFor(s->bytes, chunk));
+      }
+    }
+  if (any_single) need = std::max<uint64_t>(need, 2);
   auto fill = [&](uint64_t r) {
     char* out = st.slot_of(me);
     for (int j = 0; j < n; ++j) {
+      if (j == me) continue;
+      char* at = out + chunk * static_cast<size_t>(j);
+      if (single(send[j].bytes)) {
+        if (r == 0) CmaOffer(st, at, send[j].ptr, send[j].bytes);
+        continue;
+      }
       size_t off, len = Piece(send[j].bytes, r, chunk, &off);
-      if (j != me && len) std::memcpy(out + chunk * static_cast<size_t>(j), send[j].ptr + off, len);
+      if (len) std::memcpy(at, send[j].ptr + off, len);
     }
   };
   auto drain = [&](uint64_t r) {
@@ -130,51 +127,50 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
       std::memcpy(recv[me].ptr, send[me].ptr, std::min(recv[me].bytes, send[me].bytes));
     for (int k = 1; k < n; ++k) {
       const int j = (me + k) % n;
+      const char* at = st.slot_of(j) + chunk * static_cast<size_t>(me);
+      if (single(recv[j].bytes)) {
+        if (r == 0) CmaPull(st, at, j, recv[j].ptr, recv[j].bytes, "MPI_Alltoall(v,w)", comm);
+        continue;
+      }
       size_t off, len = Piece(recv[j].bytes, r, chunk, &off);
-      if (len) std::memcpy(recv[j].ptr + off, st.slot_of(j) + chunk * static_cast<size_t>(me), len);
+      if (len) std::memcpy(recv[j].ptr + off, at, len);
     }
   };
   if (!RunRounds(st, need, ok, fill, drain)) return false;
   UnpackRecvs(recv, st.rtmp, comm);
+  if (any_single) g_single.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
 bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place, bool ok, MPI_Comm comm,
-               size_t uniform) {
+               bool single_copy) {
   if (st.nodes) return HierAllgather(st, send, recv, ok, comm);  // several nodes
   const int n = st.n, me = st.me;
   std::vector<Side>& one = st.one_side;
   one.assign(1, send);
   ok = ok && PackSends(one, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   const Side& src = one[0];
-  if (st.cma && uniform && uniform >= CmaMin() && st.half() >= 24) {
-    // Single copy, as AlltoallCma: round 0 publishes where my block lies, then every rank reads
-    // every other's; round 1 keeps each in the call until all have read.
-    auto fill = [&](uint64_t r) {
-      if (r) return;
-      CmaOffer(CmaHeader(st), 0, src.ptr, src.bytes);
-    };
-    auto drain = [&](uint64_t r) {
-      if (r) return;
-      if (recv[me].bytes && recv[me].ptr != src.ptr && !(in_place && !recv[me].packed))
-        std::memcpy(recv[me].ptr, src.ptr, std::min(recv[me].bytes, src.bytes));
-      for (int k = 1; k < n; ++k) {
-        const int j = (me + k) % n;
-        CmaPull(st, j, 0, recv[j].ptr, recv[j].bytes, "MPI_Allgather", comm);
-      }
-    };
-    if (!RunRounds(st, 2, ok, fill, drain)) return false;
-    UnpackRecvs(recv, st.rtmp, comm);
-    g_single.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  }
+  // a half holds a piece of my block for everyone; a block that moves by single copy has its header
+  // there in round 0 instead (as in Alltoall)
   const size_t chunk = st.half();
+  auto single = [&](size_t bytes) { return single_copy && Single(st, bytes); };
   uint64_t need = 1;
+  bool any_single = false;
   if (ok) {
-    need = std::max(need, RoundsFor(src.bytes, chunk));
-    for (int j = 0; j < n; ++j) need = std::max(need, RoundsFor(recv[j].bytes, chunk));
+    for (int j = 0; j < n; ++j) {
+      const size_t bytes = j == me ? src.bytes : recv[j].bytes;
+      if (single(bytes))
+        any_single = true;
+      else
+        need = std::max(need, RoundsFor(bytes, chunk));
+    }
   }
+  if (any_single) need = std::max<uint64_t>(need, 2);
   auto fill = [&](uint64_t r) {
+    if (single(src.bytes)) {
+      if (r == 0) CmaOffer(st, st.slot_of(me), src.ptr, src.bytes);
+      return;
+    }
     size_t off, len = Piece(src.bytes, r, chunk, &off);
     if (len) std::memcpy(st.slot_of(me), src.ptr + off, len);
   };
@@ -185,12 +181,17 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
       std::memcpy(recv[me].ptr, src.ptr, std::min(recv[me].bytes, src.bytes));
     for (int k = 1; k < n; ++k) {
       const int j = (me + k) % n;
+      if (single(recv[j].bytes)) {
+        if (r == 0) CmaPull(st, st.slot_of(j), j, recv[j].ptr, recv[j].bytes, "MPI_Allgather(v)", comm);
+        continue;
+      }
       size_t off, len = Piece(recv[j].bytes, r, chunk, &off);
       if (len) std::memcpy(recv[j].ptr + off, st.slot_of(j), len);
     }
   };
   if (!RunRounds(st, need, ok, fill, drain)) return false;
   UnpackRecvs(recv, st.rtmp, comm);
+  if (any_single) g_single.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
@@ -201,15 +202,15 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
   const bool am_root = st.me == root;
   ok = ok && (am_root ? PackSends(one, st.stmp, comm) : LayoutRecvs(one, st.rtmp));
   const Side& s = one[0];
-  // Single copy (as AlltoallCma): the block's size is the same on every process of a correct program.
-  if (st.cma && side.bytes && side.bytes >= CmaMin() && st.half() >= 24) {
+  // Single copy (as in Alltoall): the block's size is the same on every process of a correct program.
+  if (Single(st, side.bytes)) {
     auto fill = [&](uint64_t r) {
       if (r || !am_root) return;
-      CmaOffer(CmaHeader(st), 0, s.ptr, s.bytes);
+      CmaOffer(st, st.slot_of(root), s.ptr, s.bytes);
     };
     auto drain = [&](uint64_t r) {
       if (r || am_root) return;
-      CmaPull(st, root, 0, s.ptr, s.bytes, "MPI_Bcast", comm);
+      CmaPull(st, st.slot_of(root), root, s.ptr, s.bytes, "MPI_Bcast", comm);
     };
     if (!RunRounds(st, 2, ok, fill, drain)) return false;
     if (!am_root) UnpackRecvs(one, st.rtmp, comm);

@@ -33,8 +33,7 @@ bool DoAlltoallv(const void* sb, const int* sc, const int* sd, MPI_Datatype st_,
       ok = ok && Describe(sb, sdisp, uniform ? sc[0] : sc[j], st_, &send[j]);
     }
   }
-  // (MPI_Alltoall: every block has the receive block's size, on every process of a correct program)
-  return Alltoall(*st, send, recv, ok, comm, uniform && ok && n > 0 ? recv[0].bytes : 0);
+  return Alltoall(*st, send, recv, ok, comm, true);
 }
 
 bool DoAllgatherv(const void* sb, int sc, MPI_Datatype st_, void* rb, const int* rc, const int* rd, MPI_Datatype rt,
@@ -55,8 +54,7 @@ bool DoAllgatherv(const void* sb, int sc, MPI_Datatype st_, void* rb, const int*
   } else if (ok) {
     ok = Describe(sb, 0, sc, st_, &send);
   }
-  // (MPI_Allgather: every block has the receive block's size, on every process of a correct program)
-  return Allgather(*st, send, recv, in_place, ok, comm, uniform && ok && n > 0 ? recv[0].bytes : 0);
+  return Allgather(*st, send, recv, in_place, ok, comm, true);
 }
 
 }  // namespace
