@@ -174,6 +174,14 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
 bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place, bool ok, MPI_Comm comm,
                bool single_copy = false);
 bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm);
+// Single copy's pieces (engine.cc): whether a block of `bytes` moves so; a
+// header offering `bytes` at `ptr`, written at `at` (in round 0, where the
+// block's data would go); the read of what rank `peer` offered at `at`
+// (at most `want` bytes), which ends the job when the header is not there or
+// the read fails (fn: the MPI function, for the message).
+bool Single(const CommState& st, size_t bytes);
+void CmaOffer(const CommState& st, char* at, const char* ptr, size_t bytes);
+void CmaPull(const CommState& st, const char* at, int peer, char* dst, size_t want, const char* fn, MPI_Comm comm);
 bool Barrier(CommState& st);
 // Ends the job after a message this process has just printed to stderr
 // (setup.cc): waits a moment first, since a launcher that kills the job at
@@ -205,7 +213,13 @@ bool HierBarrier(CommState& st);
 // (where this rank delivers a result), and reduce_scatter_block of n blocks
 // of `count` elements into `out`.  The element kernel is f (declared below).
 struct Fold;
-bool ReduceRounds(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok);
+// comm (a reduce's): a reduce of at least SHMCOLL_ACCEL_CMA_MIN bytes among
+// at most 3 processes whose root reads at most kReduceCmaMax in all goes by
+// single copy (ReduceCma: the root folds alone, which more processes share
+// in the rounds); MPI_COMM_NULL (the node stage of the hierarchy): never.
+constexpr size_t kReduceCmaMax = size_t{1} << 20;
+bool ReduceRounds(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok,
+                  MPI_Comm comm = MPI_COMM_NULL);
 bool ReduceScatterRounds(CommState& st, const char* in, char* out, size_t count, const Fold& f, bool ok);
 // hier_reduce.cc: the same over several nodes (st.nodes): root < 0 for allreduce.
 bool HierReduce(CommState& st, const void* in, void* out, size_t count, const Fold& f, MPI_Datatype type, MPI_Op op,

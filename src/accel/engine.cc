@@ -57,8 +57,10 @@ namespace {
 // block's piece of the sender's half): a tag naming the path and the round,
 // then the block's address and bytes in the sender's memory.
 constexpr uint64_t kCmaMagic = 0x53484d434f4c4c31ull;
-constexpr size_t kCmaHeader = 24;
-inline uint64_t CmaTag(const CommState& st) { return kCmaMagic ^ st.seq; }
+uint64_t CmaTag(const CommState& st) { return kCmaMagic ^ st.seq; }
+
+}  // namespace
+
 void CmaOffer(const CommState& st, char* at, const char* ptr, size_t bytes) {
   const uint64_t h[3] = {CmaTag(st), reinterpret_cast<uintptr_t>(ptr), bytes};
   std::memcpy(at, h, sizeof h);
@@ -78,9 +80,7 @@ void CmaPull(const CommState& st, const char* at, int peer, char* dst, size_t wa
 // A block of this many bytes moves by single copy (CommState::cma): the
 // sender and the receiver of a block both know its bytes (the same at both
 // ends in a correct program), so they make the same choice.
-inline bool Single(const CommState& st, size_t bytes) { return st.cma && bytes && bytes >= CmaMin(); }
-
-}  // namespace
+bool Single(const CommState& st, size_t bytes) { return st.cma && bytes && bytes >= CmaMin(); }
 
 // Alltoall(v,w): a half holds n pieces of `chunk` bytes, piece j for rank j.
 // A block that moves by single copy has, instead of its data, its header in

@@ -25,6 +25,7 @@
 // Reduce_scatter_block: like alltoall, a half holds n sub-pieces, sub-piece
 // j of block j; rank j folds block j from every slot straight into its
 // receive buffer.  One round per piece; each rank reads n * count bytes.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -58,12 +59,54 @@ void FoldAll(const CommState& st, const Fold& f, Src src, size_t at, char* out, 
 
 }  // namespace
 
+// Reduce by single copy: the root reads every contribution straight out of
+// its sender's buffer (a header in round 0, as in Alltoall) and folds it in
+// rank order; round 1 keeps the senders in the call until it has read.
+bool ReduceCma(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok,
+               MPI_Comm comm) {
+  const int n = st.n, me = st.me;
+  const size_t bytes = count * f.extent;
+  const bool in_place = in == out;  // (MPI_IN_PLACE at the root: my contribution is in the result's place)
+  if (ok && me == root) {
+    try {
+      st.rtmp.resize(std::max(st.rtmp.size(), in_place ? 2 * bytes : bytes));
+    } catch (...) {
+      ok = false;  // (in the verdict: every rank passes the call to the host)
+    }
+  }
+  auto fill = [&](uint64_t r) {
+    if (r == 0 && me != root) CmaOffer(st, st.slot_of(me), in, bytes);
+  };
+  auto drain = [&](uint64_t r) {
+    if (r || me != root) return;
+    char* tmp = st.rtmp.data();
+    const char* own = in;
+    if (in_place) own = static_cast<const char*>(std::memcpy(tmp + bytes, in, bytes));
+    auto get = [&](int j, char* dst) {  // a(j) into dst, or where it already is
+      if (j == me) return own;
+      CmaPull(st, st.slot_of(j), j, dst, bytes, "MPI_Reduce", comm);
+      return static_cast<const char*>(dst);
+    };
+    const char* last = get(n - 1, out);  // out = a0 (op) (a1 (op) ... a(n-1)), as FoldAll
+    if (last != out) std::memcpy(out, last, bytes);
+    for (int j = n - 2; j >= 0; --j) f.apply(get(j, tmp), out, count);
+  };
+  if (!RunRounds(st, 2, ok, fill, drain)) return false;
+  g_single.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 // Allreduce (root < 0) or reduce to `root`: `in` is this rank's contribution
 // and `out` its result (used where this rank delivers one).
-bool ReduceRounds(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok) {
+bool ReduceRounds(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok,
+                  MPI_Comm comm) {
   const int n = st.n, me = st.me;
   const bool deliver = root < 0 || root == me;
   const size_t ext = f.extent ? f.extent : 1, bytes = count * ext;
+  // (root, count and type are the same on every rank: so is the choice)
+  if (root >= 0 && comm != MPI_COMM_NULL && n <= 3 && Single(st, bytes) &&
+      bytes * static_cast<size_t>(n - 1) <= kReduceCmaMax)
+    return ReduceCma(st, in, out, count, f, root, ok, comm);
   if (bytes < SplitBytes()) {
     const size_t per = st.half() / ext;  // elements per piece
     const uint64_t need = ok ? std::max<uint64_t>(1, RoundsFor(count, per)) : 1;
@@ -196,15 +239,15 @@ ACCEL_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_D
                     (in_place ? BuffersOk(in, nullptr, count, false) : BuffersOk(in, recvbuf, count, am_root));
     const size_t c = ok ? static_cast<size_t>(count) : 0;
     if (!st->nodes && st->eager && foldable && static_cast<size_t>(count) * f.extent <= st->eager) {
-      taken = EagerReduce(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), static_cast<size_t>(count),
-                          f, root, ok, comm);
+      taken = EagerReduce(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), static_cast<size_t>(count), f,
+                          root, ok, comm);
     } else {
       if (!st->nodes && st->eager && valid_root && am_root)
         for (int j = 0; j < st->n; ++j)
           if (j != st->me) EagerCheck(*st, j, "MPI_Reduce", comm);
       taken = st->nodes ? HierReduce(*st, in, recvbuf, c, f, datatype, op, valid_root ? root : 0, ok)
                         : ReduceRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), c, f,
-                                       valid_root ? root : 0, ok);
+                                       valid_root ? root : 0, ok, comm);
     }
   }
   if (Count(taken)) return MPI_SUCCESS;
