@@ -159,7 +159,14 @@ bool EagerReduce(CommState& st, const char* in, char* out, size_t count, const F
     const EagerHead* h = Entry(st, j, e);
     if (!h->ok || h->bytes != bytes) Mismatch("MPI_Reduce", j, comm);
   }
-  if (ok && count) {
+  if (!ok) {  // (the others have returned: the host's call, which may not check these, could wait for them forever)
+    std::fprintf(stderr,
+                 "shmcoll-accel: MPI_Reduce: rank %d (the root): recvbuf or sendbuf is a null pointer, or sendbuf "
+                 "is recvbuf without MPI_IN_PLACE\n",
+                 me);
+    EndJob(comm);
+  }
+  if (count) {
     alignas(kLine) char mine[kEagerData];
     if (in == out) std::memcpy(mine, in, bytes);  // MPI_IN_PLACE: my contribution is the result's place
     const char* own = in == out ? mine : in;
@@ -167,8 +174,8 @@ bool EagerReduce(CommState& st, const char* in, char* out, size_t count, const F
     for (int j = n - 2; j >= 0; --j) f.apply(j == me ? own : Data(Entry(st, j, e)), out, count);
   }
   Done(st, me)->store(e + 1, std::memory_order_release);
-  if (ok) g_eager.fetch_add(1, std::memory_order_relaxed);
-  return ok;
+  g_eager.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 }  // namespace shmcoll_accel

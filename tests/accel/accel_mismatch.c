@@ -13,8 +13,10 @@
  * in the rounds: `bcast` (the root's block is small, the readers' large),
  * `bcast_readers` (the reverse), `reduce` (the root's count small, the
  * others' large).  Whoever sees the other path ends the job, saying so.
+ * `reduce_null`: a small reduce whose root passes a null receive buffer,
+ * after the others have returned: the root ends the job, saying so.
  *
- *   accel_mismatch [bcast|bcast_readers|reduce]
+ *   accel_mismatch [bcast|bcast_readers|reduce|reduce_null]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -44,8 +46,10 @@ int main(int argc, char **argv) {
   } else if (strcmp(mode, "bcast") == 0 || strcmp(mode, "bcast_readers") == 0) {
     const int small = (me == 0) == (strcmp(mode, "bcast") == 0);
     MPI_Bcast(s, small ? 1 : big, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  } else {
+  } else if (strcmp(mode, "reduce") == 0) {
     MPI_Reduce(s, r, me == 0 ? 1 : big, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  } else {
+    MPI_Reduce(s, me == 0 ? NULL : r, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   }
   fprintf(stderr, "accel_mismatch: rank %d: the erroneous MPI_%s returned\n", me, mode);
   MPI_Finalize();
