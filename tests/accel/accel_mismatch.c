@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -52,6 +53,10 @@ int main(int argc, char **argv) {
     MPI_Reduce(s, me == 0 ? NULL : r, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   }
   fprintf(stderr, "accel_mismatch: rank %d: the erroneous MPI_%s returned\n", me, mode);
+  /* A rank the erroneous call let go (an eager bcast's root, a reduce's contributors) waits here
+   * for the others to end the job: one inside MPI_Finalize while another aborts could hang Open MPI
+   * 4.1's mpirun.  A job not ended by then exits 0, and the test fails. */
+  sleep(15);
   MPI_Finalize();
   return 0;
 }
