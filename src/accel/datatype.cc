@@ -46,7 +46,8 @@ bool PackIsRaw() {
   return true;
 }
 
-// Grows a staging buffer; false when memory is short.
+}  // namespace
+
 bool Grow(std::vector<char>& tmp, size_t total) {
   if (tmp.size() >= total) return true;
   try {
@@ -56,6 +57,8 @@ bool Grow(std::vector<char>& tmp, size_t total) {
   }
   return true;
 }
+
+namespace {
 
 // Predefined types looked up once (their handles are never freed, so never
 // reused for another type); a derived type's decoded form is looked up in its

@@ -72,17 +72,19 @@ void WaitFree(CommState& st, uint64_t e) {
   EndJob(comm);
 }
 
-// Waits for rank r's stamp of eager call e; ends the job when r posts a
-// round instead (it took the rounds' path for this call).
-void WaitStamp(const CommState& st, int r, uint64_t e, const char* fn, MPI_Comm comm) {
+// Waits for rank r to show its path for the coming call: its stamp of eager
+// call e (want_stamp), or its post of the next round; ends the job when it
+// shows the other one.  (r stamps before it posts anything later, and the
+// reverse: the flag waited for is read again after the other is seen.)
+void WaitPath(const CommState& st, int r, uint64_t e, bool want_stamp, const char* fn, MPI_Comm comm) {
   const std::atomic<uint64_t>& stamp = Entry(st, r, e)->stamp;
   const std::atomic<uint64_t>& posted = st.flags(r)->post.posted;
+  auto stamped = [&] { return stamp.load(std::memory_order_acquire) > e; };
+  auto next_posted = [&] { return posted.load(std::memory_order_acquire) > st.seq; };
   WaitUntil(
       [&] {
-        if (stamp.load(std::memory_order_acquire) >= e + 1) return true;
-        // (r stamps before it posts anything later: a post seen with the stamp still missing is this call's)
-        if (posted.load(std::memory_order_acquire) > st.seq && stamp.load(std::memory_order_acquire) < e + 1)
-          Mismatch(fn, r, comm);
+        if (want_stamp ? stamped() : next_posted()) return true;
+        if (want_stamp ? next_posted() && !stamped() : stamped() && !next_posted()) Mismatch(fn, r, comm);
         return false;
       },
       st.spin);
@@ -90,19 +92,8 @@ void WaitStamp(const CommState& st, int r, uint64_t e, const char* fn, MPI_Comm 
 
 }  // namespace
 
-// Rank r is about to take the rounds' path (or has): waits for its post of
-// the coming round; ends the job when it stamps an eager entry instead.
 void EagerCheck(const CommState& st, int r, const char* fn, MPI_Comm comm) {
-  const std::atomic<uint64_t>& stamp = Entry(st, r, st.eager_calls)->stamp;
-  const std::atomic<uint64_t>& posted = st.flags(r)->post.posted;
-  WaitUntil(
-      [&] {
-        if (posted.load(std::memory_order_acquire) > st.seq) return true;
-        if (stamp.load(std::memory_order_acquire) > st.eager_calls && posted.load(std::memory_order_acquire) <= st.seq)
-          Mismatch(fn, r, comm);
-        return false;
-      },
-      st.spin);
+  WaitPath(st, r, st.eager_calls, false, fn, comm);
 }
 
 bool EagerBcast(CommState& st, const Side& side, int root, bool ok, MPI_Comm comm) {
@@ -121,7 +112,7 @@ bool EagerBcast(CommState& st, const Side& side, int root, bool ok, MPI_Comm com
     if (ok) g_eager.fetch_add(1, std::memory_order_relaxed);
     return ok;
   }
-  WaitStamp(st, root, e, "MPI_Bcast", comm);
+  WaitPath(st, root, e, true, "MPI_Bcast", comm);
   if (!h->ok) {  // the root declined: every rank passes the call to the host
     Done(st, me)->store(e + 1, std::memory_order_release);
     return false;
@@ -155,7 +146,7 @@ bool EagerReduce(CommState& st, const char* in, char* out, size_t count, const F
   }
   for (int k = 1; k < n; ++k) {
     const int j = (me + k) % n;
-    WaitStamp(st, j, e, "MPI_Reduce", comm);
+    WaitPath(st, j, e, true, "MPI_Reduce", comm);
     const EagerHead* h = Entry(st, j, e);
     if (!h->ok || h->bytes != bytes) Mismatch("MPI_Reduce", j, comm);
   }

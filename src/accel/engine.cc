@@ -23,6 +23,7 @@
 // copied once; at least two rounds (see Alltoall).
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -95,7 +96,8 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
   const int n = st.n, me = st.me;
   ok = ok && PackSends(send, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   const size_t chunk = st.half() / static_cast<size_t>(n) / kLine * kLine;  // (at least kLine: SlotBytes)
-  auto single = [&](size_t bytes) { return single_copy && Single(st, bytes); };
+  const size_t bound = single_copy && st.cma ? std::max<size_t>(CmaMin(), 1) : SIZE_MAX;
+  auto single = [bound](size_t bytes) { return bytes >= bound; };
   uint64_t need = 1;
   bool any_single = false;
   if (ok)
@@ -153,7 +155,8 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
   // a half holds a piece of my block for everyone; a block that moves by single copy has its header
   // there in round 0 instead (as in Alltoall)
   const size_t chunk = st.half();
-  auto single = [&](size_t bytes) { return single_copy && Single(st, bytes); };
+  const size_t bound = single_copy && st.cma ? std::max<size_t>(CmaMin(), 1) : SIZE_MAX;
+  auto single = [bound](size_t bytes) { return bytes >= bound; };
   uint64_t need = 1;
   bool any_single = false;
   if (ok) {

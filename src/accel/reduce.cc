@@ -67,13 +67,8 @@ bool ReduceCma(CommState& st, const char* in, char* out, size_t count, const Fol
   const int n = st.n, me = st.me;
   const size_t bytes = count * f.extent;
   const bool in_place = in == out;  // (MPI_IN_PLACE at the root: my contribution is in the result's place)
-  if (ok && me == root) {
-    try {
-      st.rtmp.resize(std::max(st.rtmp.size(), in_place ? 2 * bytes : bytes));
-    } catch (...) {
-      ok = false;  // (in the verdict: every rank passes the call to the host)
-    }
-  }
+  // (a shortage goes into the verdict: every rank passes the call to the host)
+  if (me == root) ok = ok && Grow(st.rtmp, in_place ? 2 * bytes : bytes);
   auto fill = [&](uint64_t r) {
     if (r == 0 && me != root) CmaOffer(st, st.slot_of(me), in, bytes);
   };
