@@ -16,6 +16,7 @@
 #include "common/tuning.h"
 #include "transport/pull.h"
 #include "transport/world.h"
+#include "wait/wait.h"
 
 namespace shmcoll::coll {
 
@@ -255,9 +256,16 @@ void fillThresholds(Team& team, Op op) {
   // MPI_Reduce's one exchange sends every input to the root alone, which
   // folds them; the two-round way saves the root the fold of all but one
   // slice at the cost of a second round, which pays only for larger inputs
-  // (at N = 2 on 2 cores, from 256 KiB; docs/PERFORMANCE.md).
-  t.reduceSmall = op == Op::kReduce ? settings::tuned(settings::Id::kReduceSmall, name, ranks, kReduceRootSmall)
-                                    : settings::tuned(settings::Id::kReduceSmall, name, ranks);
+  // (at N = 2 on 2 cores, from 256 KiB; docs/PERFORMANCE.md).  With more
+  // ranks than cores the slices' folds share the cores anyway, and each
+  // round costs every rank a turn on them: there the one exchange pays
+  // while each input is at most kReduceRootCrowded (3 and 4 ranks on 2
+  // cores, inputs of 64-256 KiB: half the time of the two rounds).
+  t.reduceSmall =
+      op == Op::kReduce
+          ? settings::tuned(settings::Id::kReduceSmall, name, ranks,
+                            wait::gCrowd.sleepers && ranks > 1 ? kReduceRootCrowded * (ranks - 1) : kReduceRootSmall)
+          : settings::tuned(settings::Id::kReduceSmall, name, ranks);
   switch (pullPolicy()) {
     case PullPolicy::kOff:
       t.round = {false, 0, t.inlineMax};

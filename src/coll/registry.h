@@ -142,6 +142,8 @@ PullPolicy pullPolicy();
 
 // The default of SHMCOLL_REDUCE_SMALL for MPI_Reduce (the others: the setting's).
 constexpr uint64_t kReduceRootSmall = uint64_t{128} << 10;
+// ... and with more ranks than cores in the job, the bytes of one input.
+constexpr uint64_t kReduceRootCrowded = uint64_t{256} << 10;
 
 // The thresholds of `op` on `team` (coll/team.h), looked up on first use.
 void fillThresholds(Team& team, Op op);

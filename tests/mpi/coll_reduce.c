@@ -485,6 +485,13 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &wsize);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+  if (argc > 2 && strcmp(argv[1], "one") == 0) {
+    /* one MPI_Reduce of argv[2] doubles to rank 0 (the launcher tests read
+       which algorithm ran it) */
+    run_case(MPI_COMM_WORLD, C_REDUCE, O_SUM, T_DOUBLE, atoll(argv[2]), 0, 0);
+    MPI_Finalize();
+    return 0;
+  }
   MPI_Comm rev;
   MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, &rev);
   MPI_Comm_set_errhandler(rev, MPI_ERRORS_RETURN);

@@ -1,0 +1,78 @@
+// The registry's choices that depend on whether the job has more ranks than
+// cores.  shmrun counts the CPUs this process may run on when the topology
+// is synthetic (HWLOC_SYNTHETIC), so one allowed CPU makes a 2-rank job
+// crowded on any machine, and the same job without it is not (on a machine
+// of 2 CPUs or more).  What ran is read from SHMCOLL_VERBOSE; the result
+// itself is checked by coll_reduce against its own fold.
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <string>
+
+#include "process.h"
+
+namespace {
+
+using shmcoll::testing::Result;
+using shmcoll::testing::run;
+
+const std::string kShmrun = SHMRUN_PATH;
+
+// One MPI_Reduce of `count` doubles on 2 ranks, on one CPU (this process's
+// affinity, which shmrun inherits, narrowed to its first CPU for the run)
+// or on the machine's; returns the run with rank 0's report of what ran.
+Result reduceOnce(long count, bool oneCpu) {
+  cpu_set_t all, one;
+  CPU_ZERO(&all);
+  CPU_ZERO(&one);
+  if (sched_getaffinity(0, sizeof all, &all) != 0) ADD_FAILURE() << "sched_getaffinity";
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  if (oneCpu && sched_setaffinity(0, sizeof one, &one) != 0) ADD_FAILURE() << "sched_setaffinity";
+  Result r = run(
+      {kShmrun, "-n", "2", "--timeout", "60", std::string(MPI_TEST_DIR) + "/coll_reduce", "one", std::to_string(count)},
+      {"HWLOC_SYNTHETIC=numa:1 core:2 pu:1", "SHMCOLL_VERBOSE=1"});
+  if (oneCpu && sched_setaffinity(0, sizeof all, &all) != 0) ADD_FAILURE() << "sched_setaffinity";
+  return r;
+}
+
+bool ran(const Result& r, const std::string& algorithm) {
+  return r.err.find("rank 0: reduce on 2 ranks: algorithm " + algorithm + " (") != std::string::npos;
+}
+
+int cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+// 192 KiB inputs: above MPI_Reduce's one-exchange bound where each rank has
+// a core (128 KiB of input times the other ranks), within it where the ranks
+// share one (256 KiB of input).
+constexpr long kDoubles = 192 * 1024 / 8;
+
+TEST(CrowdChoice, ReduceTakesOneExchangeFurtherWhenRanksShareACore) {
+  const Result r = reduceOnce(kDoubles, true);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(ran(r, "reduce_direct")) << r.err;
+  EXPECT_FALSE(ran(r, "reduce_sliced")) << r.err;
+}
+
+TEST(CrowdChoice, ReduceTakesTwoRoundsWhenEachRankHasACore) {
+  if (cpus() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  const Result r = reduceOnce(kDoubles, false);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(ran(r, "reduce_sliced")) << r.err;
+  EXPECT_FALSE(ran(r, "reduce_direct")) << r.err;
+}
+
+TEST(CrowdChoice, ReduceBeyondTheCrowdedBoundTakesTwoRounds) {
+  const Result r = reduceOnce(320 * 1024 / 8, true);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(ran(r, "reduce_sliced")) << r.err;
+}
+
+}  // namespace
