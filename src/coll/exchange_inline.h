@@ -67,7 +67,8 @@
 // lanes gave 1.7-3.8, 128 gave 2.3-2.4: docs/PERFORMANCE.md).
 //
 // Chosen (registered as "inline") whenever every block this rank sends fits
-// (SHMCOLL_INLINE_MAX, capped by the lane), on intracommunicators, in blocking
+// (SHMCOLL_INLINE_MAX, capped by the lane; 4 KiB by default up to 2 ranks a
+// core: coll/registry.cc), on intracommunicators, in blocking
 // calls, for operations in which every pair exchanges (alltoall family,
 // allgather family, the one-exchange allreduce) and for sparse ones: the
 // neighbourhood collectives, the rooted collectives (bcast, gather(v),

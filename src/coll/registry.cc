@@ -252,7 +252,15 @@ void fillThresholds(Team& team, Op op) {
   t.cmaMin = settings::tuned(settings::Id::kCmaMin, name, ranks);
   t.cmaSoloMin = settings::tuned(settings::Id::kCmaSoloMin, name, ranks, t.cmaMin);
   t.cmaSoloMax = settings::tuned(settings::Id::kCmaSoloMax, name, ranks);
-  t.inlineMax = settings::tuned(settings::Id::kInlineMax, name, ranks);
+  // Blocks past 4 KiB go inline only with more than 2 ranks a core, where a
+  // sender that returns at once (its lane written) lets the others run.  With
+  // fewer, the single copy of a pull, or the slots' pipelined stream, beat a
+  // lane that the reader copies only once it is whole: at 2 ranks on 2 cores
+  // 16-32 KiB blocks took 2-4 times as long inline, and swung 3-4x between
+  // runs where the others did not (docs/PERFORMANCE.md, 2026-11-29, evening).
+  const wait::Crowd& crowd = wait::gCrowd;
+  const bool packed = crowd.sleepers && crowd.ranks > 2 * uint64_t{crowd.cores};
+  t.inlineMax = settings::tuned(settings::Id::kInlineMax, name, ranks, packed ? UINT64_MAX : kInlineUncrowded);
   // MPI_Reduce's one exchange sends every input to the root alone, which
   // folds them; the two-round way saves the root the fold of all but one
   // slice at the cost of a second round, which pays only for larger inputs

@@ -140,6 +140,9 @@ const Algorithm* algorithmByName(const char* name);
 enum class PullPolicy : uint8_t { kAuto, kOff, kAlways };
 PullPolicy pullPolicy();
 
+// The default of SHMCOLL_INLINE_MAX up to 2 ranks a core (beyond: the lane's room).
+constexpr uint64_t kInlineUncrowded = uint64_t{4} << 10;
+
 // The default of SHMCOLL_REDUCE_SMALL for MPI_Reduce (the others: the setting's).
 constexpr uint64_t kReduceRootSmall = uint64_t{128} << 10;
 // ... and with more ranks than cores in the job, the bytes of one input.

@@ -8,6 +8,7 @@
 #include <sched.h>
 
 #include <string>
+#include <vector>
 
 #include "process.h"
 
@@ -18,10 +19,10 @@ using shmcoll::testing::run;
 
 const std::string kShmrun = SHMRUN_PATH;
 
-// One MPI_Reduce of `count` doubles on 2 ranks, on one CPU (this process's
+// Runs coll_<prog> with `args` on `ranks` ranks, on one CPU (this process's
 // affinity, which shmrun inherits, narrowed to its first CPU for the run)
-// or on the machine's; returns the run with rank 0's report of what ran.
-Result reduceOnce(long count, bool oneCpu) {
+// or on the machine's; returns the run with the ranks' reports of what ran.
+Result runOn(const std::string& prog, const std::vector<std::string>& args, int ranks, bool oneCpu) {
   cpu_set_t all, one;
   CPU_ZERO(&all);
   CPU_ZERO(&one);
@@ -31,13 +32,17 @@ Result reduceOnce(long count, bool oneCpu) {
       CPU_SET(c, &one);
       break;
     }
+  std::vector<std::string> argv = {kShmrun,     "-n", std::to_string(ranks),
+                                   "--timeout", "60", std::string(MPI_TEST_DIR) + "/coll_" + prog};
+  argv.insert(argv.end(), args.begin(), args.end());
   if (oneCpu && sched_setaffinity(0, sizeof one, &one) != 0) ADD_FAILURE() << "sched_setaffinity";
-  Result r = run(
-      {kShmrun, "-n", "2", "--timeout", "60", std::string(MPI_TEST_DIR) + "/coll_reduce", "one", std::to_string(count)},
-      {"HWLOC_SYNTHETIC=numa:1 core:2 pu:1", "SHMCOLL_VERBOSE=1"});
+  Result r = run(argv, {"HWLOC_SYNTHETIC=numa:1 core:2 pu:1", "SHMCOLL_VERBOSE=1"});
   if (oneCpu && sched_setaffinity(0, sizeof all, &all) != 0) ADD_FAILURE() << "sched_setaffinity";
   return r;
 }
+
+// One MPI_Reduce of `count` doubles on 2 ranks.
+Result reduceOnce(long count, bool oneCpu) { return runOn("reduce", {"one", std::to_string(count)}, 2, oneCpu); }
 
 bool ran(const Result& r, const std::string& algorithm) {
   return r.err.find("rank 0: reduce on 2 ranks: algorithm " + algorithm + " (") != std::string::npos;
@@ -73,6 +78,25 @@ TEST(CrowdChoice, ReduceBeyondTheCrowdedBoundTakesTwoRounds) {
   const Result r = reduceOnce(320 * 1024 / 8, true);
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(ran(r, "reduce_sliced")) << r.err;
+}
+
+// coll_rooted's MPI_Bcast of 16 KiB: through a pull or the slots up to 2
+// ranks a core, inline (its lane written, the root returns) past that.
+Result bcast16k(int ranks, bool oneCpu) { return runOn("rooted", {"bcast", "16384"}, ranks, oneCpu); }
+
+TEST(CrowdChoice, MidSizeBlocksLeaveTheLanesUpToTwoRanksACore) {
+  if (cpus() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  const Result r = bcast16k(2, false);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("rank 1: bcast on 2 ranks: algorithm exchange ("), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("bcast on 2 ranks: algorithm inline ("), std::string::npos) << r.err;
+}
+
+TEST(CrowdChoice, MidSizeBlocksGoInlinePastTwoRanksACore) {
+  const Result r = bcast16k(3, true);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("rank 1: bcast on 3 ranks: algorithm inline ("), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("bcast on 3 ranks: algorithm exchange ("), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
  * combines a0 o a1 o ... o a(n-1) in rank order; a derived type (a vector of
  * doubles with holes) checks that holes in the receive buffer stay
  * untouched; error cases check the error class with MPI_ERRORS_RETURN.
+ * `coll_reduce one COUNT` runs one MPI_Reduce of COUNT doubles to rank 0 alone.
  */
 #include <mpi.h>
 #include <stdint.h>

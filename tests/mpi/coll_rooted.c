@@ -15,6 +15,7 @@
  * (a strided vector) and elsewhere (contiguous ints), as only the type
  * signatures must agree.  The v-variants also run with a few large blocks
  * among small ones.  Invalid roots must give MPI_ERR_ROOT.
+ * `coll_rooted bcast BYTES` runs one MPI_Bcast of BYTES from rank 0 alone.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -187,6 +188,14 @@ int main(int argc, char **argv) {
   MPI_Comm comms[2] = {MPI_COMM_WORLD, rev};
   const long long counts[] = {0, 1, 13, 4096, 70000, 1 << 20};
   int ncounts = argc > 1 && strcmp(argv[1], "quick") == 0 ? 5 : 6;
+  if (argc > 2 && strcmp(argv[1], "bcast") == 0) {
+    /* one MPI_Bcast of argv[2] bytes from rank 0 (the launcher tests read
+       which algorithm ran it) */
+    t_bcast(MPI_COMM_WORLD, 0, atoll(argv[2]));
+    MPI_Comm_free(&rev);
+    MPI_Finalize();
+    return 0;
+  }
   for (int c = 0; c < 2; c++)
     for (int root = 0; root < wsize; root++)
       for (int k = 0; k < ncounts; k++) {
