@@ -80,21 +80,22 @@ struct CommState {
   size_t slot = 0;       // bytes of each rank's slot
   char* base = nullptr;  // the mapping: n RankFlags, then n slots
   size_t map_bytes = 0;
-  uint64_t seq = 0;        // rounds run so far (the same on every rank)
-  unsigned spin = 256;     // pauses before a wait yields: 0 when the processes outnumber the cores
-  size_t eager = 0;          // bcast and reduce blocks of at most this many bytes are eager (agreed; 0: none)
+  uint64_t seq = 0;                    // rounds run so far (the same on every rank)
+  unsigned spin = 256;                 // pauses before a wait yields: 0 when the processes outnumber the cores
+  size_t eager = 0;                    // bcast and reduce blocks of at most this many bytes are eager (agreed; 0: none)
   uint64_t eager_depth = kEagerDepth;  // entries in use (the same on every rank: from n and the node's cores)
-  uint64_t eager_calls = 0;  // eager calls so far (the same on every rank)
-  uint64_t eager_seen = 0;   // the least count of finished eager calls seen among the ranks
+  uint64_t eager_calls = 0;            // eager calls so far (the same on every rank)
+  uint64_t eager_seen = 0;             // the least count of finished eager calls seen among the ranks
   bool area_used = false;  // the last round wrote outside the half-slots (hier_alltoall.cc): the next waits for all
-  std::vector<char> stmp, rtmp;                // packed send / receive data of derived types
+  std::vector<char> stmp, rtmp;  // packed send / receive data of derived types
   // Single copy (engine.cc): every process may read every other's memory with
   // process_vm_readv (probed and agreed at set-up, ProbeCma); their pids.
   bool cma = false;
+  size_t cma_min = 0;  // CmaMin for this node, agreed (the least among its processes)
   std::vector<long> pids;
   // The sides of the call in progress (entry.cc, engine.cc): kept, so a call allocates nothing.
   std::vector<Side> send_sides, recv_sides, one_side;
-  MPI_Comm comm = MPI_COMM_NULL;  // the communicator, once TakenOrNodes has cached it
+  MPI_Comm comm = MPI_COMM_NULL;               // the communicator, once TakenOrNodes has cached it
   CommState *prev = nullptr, *next = nullptr;  // list of mapped states
   // Several nodes: no segment of its own, `taken` false, and the hierarchy here
   // (hier.cc, hier_alltoall.cc, hier_reduce.cc).
@@ -126,8 +127,10 @@ extern std::atomic<long> g_eager;   // eager bcasts and reduces (eager.cc)
 bool MapSegment(CommState* st, MPI_Comm comm);
 bool AllAgree(bool ok, MPI_Comm comm);  // PMPI_Allreduce(MIN) of ok
 // SHMCOLL_ACCEL_CMA_MIN: blocks of at least this many bytes move by
-// process_vm_readv (0: never); ProbeCma sets st->cma and st->pids, collectively.
-size_t CmaMin();
+// process_vm_readv (0: never); unset, 8 KiB where every process of the node
+// has a core of its own (alone), else 32 KiB.  MapSegment agrees st->cma_min;
+// ProbeCma then sets st->cma and st->pids, collectively.
+size_t CmaMin(bool alone);
 // An environment variable of bytes (k, m suffixes), or dflt when unset or not a number.
 size_t EnvBytes(const char* name, size_t dflt);
 void ProbeCma(CommState* st, MPI_Comm comm);
@@ -149,7 +152,6 @@ inline void Forget(const CommState* st) {
   if (g_last_state == st) g_last_state = nullptr;
 }
 
-
 // datatype.cc: describes buf/count/type (the block at element displacement
 // disp); false when it is not handled.
 bool Describe(const void* buf, MPI_Aint disp, int count, MPI_Datatype type, Side* side);
@@ -163,7 +165,8 @@ long TypesDecoded(bool decoded);
 // Lays out the packed sides in tmp and packs the send sides; false on failure.
 bool PackSends(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm);
 bool LayoutRecvs(std::vector<Side>& sides, std::vector<char>& tmp);
-bool Grow(std::vector<char>& tmp, size_t total);  // a staging buffer of at least total bytes; false when memory is short
+bool Grow(std::vector<char>& tmp,
+          size_t total);  // a staging buffer of at least total bytes; false when memory is short
 void UnpackRecvs(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm);
 
 // engine.cc: the collectives; true when taken (completed here).

@@ -81,7 +81,7 @@ void CmaPull(const CommState& st, const char* at, int peer, char* dst, size_t wa
 // A block of this many bytes moves by single copy (CommState::cma): the
 // sender and the receiver of a block both know its bytes (the same at both
 // ends in a correct program), so they make the same choice.
-bool Single(const CommState& st, size_t bytes) { return st.cma && bytes && bytes >= CmaMin(); }
+bool Single(const CommState& st, size_t bytes) { return st.cma && bytes && bytes >= st.cma_min; }
 
 // Alltoall(v,w): a half holds n pieces of `chunk` bytes, piece j for rank j.
 // A block that moves by single copy has, instead of its data, its header in
@@ -96,7 +96,7 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
   const int n = st.n, me = st.me;
   ok = ok && PackSends(send, st.stmp, comm) && LayoutRecvs(recv, st.rtmp);
   const size_t chunk = st.half() / static_cast<size_t>(n) / kLine * kLine;  // (at least kLine: SlotBytes)
-  const size_t bound = single_copy && st.cma ? std::max<size_t>(CmaMin(), 1) : SIZE_MAX;
+  const size_t bound = single_copy && st.cma ? std::max<size_t>(st.cma_min, 1) : SIZE_MAX;
   auto single = [bound](size_t bytes) { return bytes >= bound; };
   uint64_t need = 1;
   bool any_single = false;
@@ -155,7 +155,7 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
   // a half holds a piece of my block for everyone; a block that moves by single copy has its header
   // there in round 0 instead (as in Alltoall)
   const size_t chunk = st.half();
-  const size_t bound = single_copy && st.cma ? std::max<size_t>(CmaMin(), 1) : SIZE_MAX;
+  const size_t bound = single_copy && st.cma ? std::max<size_t>(st.cma_min, 1) : SIZE_MAX;
   auto single = [bound](size_t bytes) { return bytes >= bound; };
   uint64_t need = 1;
   bool any_single = false;

@@ -18,12 +18,13 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -167,12 +168,15 @@ bool MapSegment(CommState* st, MPI_Comm comm) {
   const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   st->spin = ncpu > 0 && st->n > ncpu ? 0 : 256;
   st->map_bytes = (sizeof(RankFlags) + st->slot + kEagerPerRank) * static_cast<size_t>(st->n);
-  // the eager bound and depth (eager.cc), agreed: a call's path and entry must be the same on every rank
-  long long eager[2] = {static_cast<long long>(std::min(EnvBytes("SHMCOLL_ACCEL_EAGER_MAX", kEagerData), kEagerData)),
-                        static_cast<long long>(st->spin ? kEagerDepthAlone : kEagerDepth)};
-  if (PMPI_Allreduce(MPI_IN_PLACE, eager, 2, MPI_LONG_LONG, MPI_MIN, comm) != MPI_SUCCESS) eager[0] = 0;
+  // the eager bound and depth (eager.cc) and the single-copy bound, agreed: a call's path and entry
+  // must be the same on every rank
+  long long eager[3] = {static_cast<long long>(std::min(EnvBytes("SHMCOLL_ACCEL_EAGER_MAX", kEagerData), kEagerData)),
+                        static_cast<long long>(st->spin ? kEagerDepthAlone : kEagerDepth),
+                        static_cast<long long>(std::min<size_t>(CmaMin(st->spin != 0), LLONG_MAX))};
+  if (PMPI_Allreduce(MPI_IN_PLACE, eager, 3, MPI_LONG_LONG, MPI_MIN, comm) != MPI_SUCCESS) eager[0] = eager[2] = 0;
   st->eager = static_cast<size_t>(eager[0]);
   st->eager_depth = static_cast<uint64_t>(std::max(eager[1], 1LL));
+  st->cma_min = static_cast<size_t>(std::max(eager[2], 0LL));
   // (SHMCOLL_ACCEL_SHARE=name: the named way only, for its test; the same on every process)
   const char* share = std::getenv("SHMCOLL_ACCEL_SHARE");
   if (!(share && std::strcmp(share, "name") == 0)) st->base = ShareByPidfd(st->me, st->map_bytes, comm);
@@ -203,9 +207,16 @@ size_t EnvBytes(const char* name, size_t dflt) {
   return static_cast<size_t>(x);
 }
 
-size_t CmaMin() {
-  static const size_t v = EnvBytes("SHMCOLL_ACCEL_CMA_MIN", 32 * 1024);
-  return v;
+size_t CmaMin(bool alone) {
+  static const size_t set = EnvBytes("SHMCOLL_ACCEL_CMA_MIN", SIZE_MAX);
+  if (set != SIZE_MAX) return set;
+  // With a core each, the slots' two copies move every line from one core to
+  // the other and back while the reader waits for the writer's piece; one
+  // read of process_vm_readv (about a microsecond of set-up) pays from 8 KiB.
+  // With more processes than cores a pull holds the reader in the kernel
+  // while the writer waits for its turn: the slots pay up to 32 KiB
+  // (docs/PERFORMANCE.md, 2026-11-29, evening).
+  return alone ? 8 * 1024 : 32 * 1024;
 }
 
 bool CmaRead(long pid, char* dst, const char* src, size_t len) {
@@ -229,7 +240,7 @@ volatile uint64_t g_cma_probe = 0x5a17c0de5a17c0deull;
 // communicator has single copy when every read returned the word.
 void ProbeCma(CommState* st, MPI_Comm comm) {
   st->cma = false;
-  if (!CmaMin() || st->n < 2) return;
+  if (!st->cma_min || st->n < 2) return;
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   long mine[2] = {static_cast<long>(getpid()), static_cast<long>(reinterpret_cast<uintptr_t>(&g_cma_probe))};
   std::vector<long> all(2 * static_cast<size_t>(st->n));

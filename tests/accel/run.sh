@@ -21,7 +21,7 @@
 # every rank must have taken an alltoall whose blocks between nodes went
 # direct ("shmcoll-accel: rank R: D alltoalls with their blocks between nodes
 # direct", D > 0); with SHMCOLL_ACCEL_EXPECT_SINGLE=1, calls by single copy
-# ("shmcoll-accel: rank R: C of them by single copy", C > 0); with
+# ("shmcoll-accel: rank R: C of them by single copy", C > 0), and with =0 none; with
 # SHMCOLL_ACCEL_EXPECT_EAGER=1, eager bcasts or reduces ("E of them eager",
 # E > 0), and with =0 none.
 #
@@ -29,7 +29,8 @@
 #
 # <accel-dir> holds bin/shmcoll-accel and lib/libshmcoll_accel_<host>.so.
 # Exits 77 (CTest: skipped) when the host's mpicc or launcher is not
-# installed, or its accelerator was not built.
+# installed, or its accelerator was not built, or when
+# SHMCOLL_ACCEL_NEEDS_CROWD=1 and the processes do not outnumber the CPUs.
 set -euo pipefail
 lib=$1 accel=$2 expect=$3 src=$4 out=$5 np=$6
 shift 6
@@ -52,6 +53,10 @@ if ! command -v "$cc" >/dev/null || ! command -v "$run" >/dev/null; then
 fi
 if [ ! -f "$accel/lib/libshmcoll_accel_$lib.so" ]; then
   echo "accel: $accel/lib/libshmcoll_accel_$lib.so was not built: skipped"
+  exit 77
+fi
+if [ "${SHMCOLL_ACCEL_NEEDS_CROWD:-}" = 1 ] && [ "$np" -le "$(getconf _NPROCESSORS_ONLN)" ]; then
+  echo "accel: $np processes do not outnumber this machine's $(getconf _NPROCESSORS_ONLN) CPUs: skipped"
   exit 77
 fi
 mkdir -p "$out"
@@ -143,6 +148,11 @@ for ((r = 0; r < np; ++r)); do
   if [ "${SHMCOLL_ACCEL_EXPECT_SINGLE:-}" = 1 ] &&
     ! grep -qE "^shmcoll-accel: rank $r: [1-9][0-9]* of them by single copy$" "$log"; then
     echo "accel: rank $r: expected calls by single copy"
+    bad=1
+  fi
+  if [ "${SHMCOLL_ACCEL_EXPECT_SINGLE:-}" = 0 ] &&
+    grep -qE "^shmcoll-accel: rank $r: [0-9]+ of them by single copy$" "$log"; then
+    echo "accel: rank $r: expected no calls by single copy"
     bad=1
   fi
   if [ "${SHMCOLL_ACCEL_EXPECT_EAGER:-}" = 1 ] &&
