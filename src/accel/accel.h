@@ -165,8 +165,8 @@ long TypesDecoded(bool decoded);
 // Lays out the packed sides in tmp and packs the send sides; false on failure.
 bool PackSends(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm);
 bool LayoutRecvs(std::vector<Side>& sides, std::vector<char>& tmp);
-bool Grow(std::vector<char>& tmp,
-          size_t total);  // a staging buffer of at least total bytes; false when memory is short
+// A staging buffer of at least total bytes; false when memory is short.
+bool Grow(std::vector<char>& tmp, size_t total);
 void UnpackRecvs(std::vector<Side>& sides, std::vector<char>& tmp, MPI_Comm comm);
 
 // engine.cc: the collectives; true when taken (completed here).
