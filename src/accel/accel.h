@@ -210,6 +210,10 @@ bool Rounds(CommState& st, uint64_t rounds, bool ok, const std::function<void(ui
 bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, bool ok, MPI_Comm comm);
 bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, MPI_Comm comm);
 bool HierBcast(CommState& st, Side& side, int root, bool ok);
+// Eager across the nodes (at most st.nodes->eager bytes, valid arguments); HierEagerCheck, before
+// HierBcast with a valid root: ends the job when this node's broadcaster went eager instead.
+bool HierEagerBcast(CommState& st, const Side& side, int root, MPI_Comm comm);
+void HierEagerCheck(CommState& st, int root, MPI_Comm comm);
 bool HierBarrier(CommState& st);
 
 // reduce.cc: the reductions' rounds on one node's segment (st.nodes unset):

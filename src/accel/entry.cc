@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "accel.h"
+#include "nodes.h"
 
 namespace shmcoll_accel {
 namespace {
@@ -112,10 +113,12 @@ ACCEL_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int r
     const bool valid_root = root >= 0 && root < st->n;
     const bool ok = valid_root && Describe(buffer, 0, count, datatype, &side);
     // (the block's bytes are the same on every rank of a correct program: so is the path)
-    if (ok && !st->nodes && st->eager && side.bytes <= st->eager) {
-      taken = EagerBcast(*st, side, root, ok, comm);
+    const size_t eager = st->nodes ? st->nodes->eager : st->eager;
+    if (ok && eager && side.bytes <= eager) {
+      taken = st->nodes ? HierEagerBcast(*st, side, root, comm) : EagerBcast(*st, side, root, ok, comm);
     } else {
-      if (!st->nodes && st->eager && valid_root && root != st->me) EagerCheck(*st, root, "MPI_Bcast", comm);
+      if (st->nodes && eager && valid_root) HierEagerCheck(*st, root, comm);
+      if (!st->nodes && eager && valid_root && root != st->me) EagerCheck(*st, root, "MPI_Bcast", comm);
       taken = Bcast(*st, side, valid_root ? root : 0, ok, comm);
     }
   }
@@ -132,8 +135,7 @@ ACCEL_EXPORT int MPI_Finalize(void) {
                  g_passed.load());
     if (std::strcmp(report, "calls") == 0) ReportCalls(rank);
     if (g_across) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them across nodes\n", rank, g_across.load());
-    if (g_single)
-      std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them by single copy\n", rank, g_single.load());
+    if (g_single) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them by single copy\n", rank, g_single.load());
     if (g_eager) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them eager\n", rank, g_eager.load());
     if (g_direct)
       std::fprintf(stderr, "shmcoll-accel: rank %d: %ld alltoalls with their blocks between nodes direct\n", rank,

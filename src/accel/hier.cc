@@ -27,6 +27,7 @@
 // its leader broadcasts to the other leaders (PMPI_Bcast of the user's buffer
 // and type over the leaders: the host's tree, L - 1 messages of the message's
 // size in all), and every other node broadcasts in its segment from its leader.
+// A bcast of at most Nodes::eager bytes goes eagerly (HierEagerBcast, below).
 // Barrier: a node round, PMPI_Barrier over the leaders, a node round.
 //
 // Agreement (see accel.h): no receive buffer is written before every node's
@@ -36,6 +37,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "nodes.h"
@@ -179,6 +181,79 @@ bool HierBcast(CommState& st, Side& side, int root, bool ok) {
   }
   if (taken) g_across.fetch_add(1, std::memory_order_relaxed);
   return taken;
+}
+
+// Eager across the nodes (at most Nodes::eager bytes): no agreement, as on
+// one node (eager.cc).  The root's node broadcasts eagerly from the root; its
+// leader sends the root's verdict and the block to the other leaders in one
+// host bcast (8 + b bytes, L - 1 messages in the host's tree); each of them
+// broadcasts eagerly in its node.  A root that declines (no memory to pack)
+// stamps so, its leader sends the verdict, and every process passes the
+// call to the host.  A process whose arguments are invalid takes the rounds
+// (HierBcast) after HierEagerCheck, which ends the job when its node's
+// broadcaster went eager; every node has two processes or more (Nodes::eager),
+// so a leader that takes the rounds is seen by a reader of its node.
+bool HierEagerBcast(CommState& st, const Side& side, int root, MPI_Comm comm) {
+  Nodes& nd = *st.nodes;
+  CommState& seg = *nd.seg;
+  const int rnode = nd.node_of[static_cast<size_t>(root)];
+  const size_t bytes = side.bytes;
+  auto host = [&](std::vector<char>& buf) {  // the leaders' bcast of the verdict and the block
+    if (!Stage(buf, sizeof(uint64_t) + bytes) || PMPI_Bcast(buf.data(), static_cast<int>(sizeof(uint64_t) + bytes),
+                                                            MPI_BYTE, rnode, nd.leaders) != MPI_SUCCESS) {
+      std::fprintf(stderr, "shmcoll-accel: MPI_Bcast: the node leaders' broadcast of %zu bytes failed\n", bytes);
+      EndJob(comm);
+    }
+  };
+  bool taken;
+  if (nd.node == rnode) {
+    taken = EagerBcast(seg, side, nd.local_of[static_cast<size_t>(root)], true, comm);
+    if (nd.leader()) {
+      std::vector<Side>& one = st.one_side;
+      one.assign(1, side);
+      // (the root's block, or what this leader read of it, packed again from its own buffer)
+      const bool ok = taken && PackSends(one, st.stmp, comm);
+      if (!Stage(nd.sbuf, sizeof(uint64_t) + bytes)) {
+        std::fprintf(stderr, "shmcoll-accel: MPI_Bcast: no memory for a block of %zu bytes\n", bytes);
+        EndJob(comm);
+      }
+      const uint64_t verdict = ok;
+      std::memcpy(nd.sbuf.data(), &verdict, sizeof verdict);
+      if (ok && bytes) std::memcpy(nd.sbuf.data() + sizeof verdict, one[0].ptr, bytes);
+      host(nd.sbuf);
+      if (!ok && taken) {  // (packing failed after the node took the call: it cannot be passed on now)
+        std::fprintf(stderr, "shmcoll-accel: MPI_Bcast: no memory to pack a block of %zu bytes\n", bytes);
+        EndJob(comm);
+      }
+    }
+  } else {
+    bool ok = true;
+    if (nd.leader()) {
+      host(nd.rbuf);
+      uint64_t verdict = 0;
+      std::memcpy(&verdict, nd.rbuf.data(), sizeof verdict);
+      ok = verdict != 0;
+      if (ok) {
+        std::vector<Side>& one = st.one_side;
+        one.assign(1, side);
+        if (!LayoutRecvs(one, st.rtmp)) {
+          std::fprintf(stderr, "shmcoll-accel: MPI_Bcast: no memory for a block of %zu bytes\n", bytes);
+          EndJob(comm);
+        }
+        if (bytes) std::memcpy(one[0].ptr, nd.rbuf.data() + sizeof verdict, bytes);
+        UnpackRecvs(one, st.rtmp, comm);
+      }
+    }
+    taken = EagerBcast(seg, side, 0, ok, comm);  // (this node's leader broadcasts)
+  }
+  if (taken) g_across.fetch_add(1, std::memory_order_relaxed);
+  return taken;
+}
+
+void HierEagerCheck(CommState& st, int root, MPI_Comm comm) {
+  Nodes& nd = *st.nodes;
+  const int r0 = nd.node == nd.node_of[static_cast<size_t>(root)] ? nd.local_of[static_cast<size_t>(root)] : 0;
+  if (nd.lrank != r0) EagerCheck(*nd.seg, r0, "MPI_Bcast", comm);
 }
 
 bool HierBarrier(CommState& st) {

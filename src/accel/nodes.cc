@@ -167,10 +167,14 @@ void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node) {
     return;
   }
   // the hierarchical alltoall's chunk (nodes.h), from the smallest slot and the smallest node
-  long long slot = static_cast<long long>(nd->seg->slot), least = slot;
+  // (and the eager bound across the nodes, nodes.h)
+  long long own[2] = {static_cast<long long>(nd->seg->slot), static_cast<long long>(nd->seg->eager)}, all[2] = {};
   size_t m_min = static_cast<size_t>(n);
   for (const auto& m : nd->members) m_min = std::min(m_min, m.size());
-  if (PMPI_Allreduce(&slot, &least, 1, MPI_LONG_LONG, MPI_MIN, comm) == MPI_SUCCESS && m_min < static_cast<size_t>(n)) {
+  const bool agreed = PMPI_Allreduce(own, all, 2, MPI_LONG_LONG, MPI_MIN, comm) == MPI_SUCCESS;
+  const long long least = all[0];
+  nd->eager = agreed && m_min >= 2 ? static_cast<size_t>(std::max(all[1], 0LL)) : 0;
+  if (agreed && m_min < static_cast<size_t>(n)) {
     const size_t c = static_cast<size_t>(least) / (2 * (static_cast<size_t>(n) - m_min));
     nd->chunk = c >= kLine ? c / kLine * kLine : c;
     const size_t g = m_min * static_cast<size_t>(least) / (m_min + static_cast<size_t>(n));

@@ -31,6 +31,9 @@ struct Nodes {
   // m * slot / (m + n) for the smallest node and slot, so that a round's pieces fit any node's slots
   size_t gchunk = 0;
   size_t least_half = 0;  // the smallest half-slot of any node (a choice every node must make alike)
+  // bcasts of at most this many bytes go eager across the nodes (hier.cc): the least eager bound of
+  // any node's segment; 0 (none) where a node has one process, whose invalid call nobody would see
+  size_t eager = 0;
   // the leader's staging buffers, kept between calls
   std::vector<std::vector<struct Span>> out;  // by local rank: what it receives, where it lies (NodeScatter)
   std::vector<char> sbuf, rbuf;

@@ -13,10 +13,12 @@
  * in the rounds: `bcast` (the root's block is small, the readers' large),
  * `bcast_readers` (the reverse), `reduce` (the root's count small, the
  * others' large).  Whoever sees the other path ends the job, saying so.
+ * `bcast_rank K`: only rank K's block is large (across pretend nodes: a
+ * reader or a leader of another node than the root's).
  * `reduce_null`: a small reduce whose root passes a null receive buffer,
  * after the others have returned: the root ends the job, saying so.
  *
- *   accel_mismatch [bcast|bcast_readers|reduce|reduce_null]
+ *   accel_mismatch [bcast|bcast_readers|bcast_rank K|reduce|reduce_null]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -47,6 +49,9 @@ int main(int argc, char **argv) {
   } else if (strcmp(mode, "bcast") == 0 || strcmp(mode, "bcast_readers") == 0) {
     const int small = (me == 0) == (strcmp(mode, "bcast") == 0);
     MPI_Bcast(s, small ? 1 : big, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  } else if (strcmp(mode, "bcast_rank") == 0) {
+    const int odd = argc > 2 ? atoi(argv[2]) : n - 1;
+    MPI_Bcast(s, me == odd ? big : 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   } else if (strcmp(mode, "reduce") == 0) {
     MPI_Reduce(s, r, me == 0 ? 1 : big, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   } else {
