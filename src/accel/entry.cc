@@ -117,8 +117,12 @@ ACCEL_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int r
     if (ok && eager && side.bytes <= eager) {
       taken = st->nodes ? HierEagerBcast(*st, side, root, comm) : EagerBcast(*st, side, root, ok, comm);
     } else {
-      if (st->nodes && eager && valid_root) HierEagerCheck(*st, root, comm);
-      if (!st->nodes && eager && valid_root && root != st->me) EagerCheck(*st, root, "MPI_Bcast", comm);
+      if (eager && valid_root) {  // (a reader whose broadcaster went eager ends the job)
+        if (st->nodes)
+          HierEagerCheck(*st, root, comm);
+        else if (root != st->me)
+          EagerCheck(*st, root, "MPI_Bcast", comm);
+      }
       taken = Bcast(*st, side, valid_root ? root : 0, ok, comm);
     }
   }

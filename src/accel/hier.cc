@@ -198,9 +198,16 @@ bool HierEagerBcast(CommState& st, const Side& side, int root, MPI_Comm comm) {
   CommState& seg = *nd.seg;
   const int rnode = nd.node_of[static_cast<size_t>(root)];
   const size_t bytes = side.bytes;
-  auto host = [&](std::vector<char>& buf) {  // the leaders' bcast of the verdict and the block
-    if (!Stage(buf, sizeof(uint64_t) + bytes) || PMPI_Bcast(buf.data(), static_cast<int>(sizeof(uint64_t) + bytes),
-                                                            MPI_BYTE, rnode, nd.leaders) != MPI_SUCCESS) {
+  // the leaders' bcast of the verdict and the block, through a staging buffer of 8 + b bytes
+  auto stage = [&](std::vector<char>& buf) {
+    if (!Stage(buf, sizeof(uint64_t) + bytes)) {
+      std::fprintf(stderr, "shmcoll-accel: MPI_Bcast: no memory for a block of %zu bytes\n", bytes);
+      EndJob(comm);
+    }
+  };
+  auto host = [&](std::vector<char>& buf) {
+    if (PMPI_Bcast(buf.data(), static_cast<int>(sizeof(uint64_t) + bytes), MPI_BYTE, rnode, nd.leaders) !=
+        MPI_SUCCESS) {
       std::fprintf(stderr, "shmcoll-accel: MPI_Bcast: the node leaders' broadcast of %zu bytes failed\n", bytes);
       EndJob(comm);
     }
@@ -213,10 +220,7 @@ bool HierEagerBcast(CommState& st, const Side& side, int root, MPI_Comm comm) {
       one.assign(1, side);
       // (the root's block, or what this leader read of it, packed again from its own buffer)
       const bool ok = taken && PackSends(one, st.stmp, comm);
-      if (!Stage(nd.sbuf, sizeof(uint64_t) + bytes)) {
-        std::fprintf(stderr, "shmcoll-accel: MPI_Bcast: no memory for a block of %zu bytes\n", bytes);
-        EndJob(comm);
-      }
+      stage(nd.sbuf);
       const uint64_t verdict = ok;
       std::memcpy(nd.sbuf.data(), &verdict, sizeof verdict);
       if (ok && bytes) std::memcpy(nd.sbuf.data() + sizeof verdict, one[0].ptr, bytes);
@@ -229,6 +233,7 @@ bool HierEagerBcast(CommState& st, const Side& side, int root, MPI_Comm comm) {
   } else {
     bool ok = true;
     if (nd.leader()) {
+      stage(nd.rbuf);
       host(nd.rbuf);
       uint64_t verdict = 0;
       std::memcpy(&verdict, nd.rbuf.data(), sizeof verdict);
