@@ -101,7 +101,7 @@ int intercomm(const Call& call, const char* arg, const rt::Comm* c) {
 
 int op(const Call& call, MPI_Op op, const dt::Type* t) {
   // (A live handle names its type: t->handle is the handle the caller passed.)
-  if (int rc = op::check(op, t->handle)) return engine(call, rc);
+  if (int rc = op::check(op, t)) return engine(call, rc);
   if (call.record) hold(call, op);
   return MPI_SUCCESS;
 }

@@ -24,4 +24,14 @@ int exchange(const Place& at, const A& a, const Flags& f) {
   return exchangeGeneral(at, a, f);
 }
 
+// innerExchange (registry.h) for a final argument class, whose blocks the
+// inline path then computes without virtual calls.
+template <class A>
+int innerExchangeFinal(Team& team, const A& a) {
+  bool taken = false;
+  const int rc = inlineExchange(team, a, &taken);
+  if (taken) return rc;
+  return transport::runRound(team, team.next(), a, roundParams(team, a.op), team.cache().roundScratch());
+}
+
 }  // namespace shmcoll::coll

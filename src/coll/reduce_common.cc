@@ -66,7 +66,12 @@ TypedBuf::TypedBuf(uint64_t count, const dt::Type* t) : ext_(t->extent()) {
   const int64_t span = t->trueUb - t->trueLb;
   const int64_t first = t->trueLb, last = static_cast<int64_t>(count - 1) * ext_ + t->trueLb;
   const int64_t lo = std::min(first, last), hi = std::max(first, last) + span;
-  mem_ = tPool.take(static_cast<size_t>(hi - lo), &cap_);
+  const size_t bytes = static_cast<size_t>(hi - lo);
+  if (bytes <= kHere) {
+    base_ = here_ - lo;
+    return;
+  }
+  mem_ = tPool.take(bytes, &cap_);
   base_ = mem_ - lo;
 }
 
@@ -76,6 +81,10 @@ TypedBuf::~TypedBuf() {
 
 void copyTyped(char* dst, const char* src, uint64_t count, const dt::Type* type) {
   if (count == 0 || dst == src) return;
+  if (type->contiguous) {  // (the common case, without the cursors)
+    std::memcpy(dst + type->trueLb, src + type->trueLb, count * type->size);
+    return;
+  }
   dt::Cursor s(src, count, type), d(dst, count, type);
   const uint64_t n = s.totalBytes();
   if (s.contiguous()) {

@@ -23,8 +23,9 @@ namespace shmcoll::coll::reduction {
 
 // Private memory for `count` elements of `type`, addressed like a user
 // buffer: element i at at(i) = base + i * extent (only the true extent of
-// each element is backed).  Memory is kept between calls, per thread, so a
-// reduction in a loop allocates nothing.
+// each element is backed).  Up to kHere bytes live in the object itself;
+// larger memory is kept between calls, per thread, so a reduction in a loop
+// allocates nothing.
 class TypedBuf {
  public:
   TypedBuf(uint64_t count, const dt::Type* t);
@@ -34,10 +35,12 @@ class TypedBuf {
   char* at(uint64_t elem) const { return base_ + static_cast<int64_t>(elem) * ext_; }
 
  private:
+  static constexpr size_t kHere = 256;
   int64_t ext_;
-  char* mem_ = nullptr;
+  char* mem_ = nullptr;  // from the pool (else here_ or nothing)
   size_t cap_ = 0;
   char* base_ = nullptr;
+  alignas(64) char here_[kHere];
 };
 
 // Copies count elements of `type` from src to dst (same layout).

@@ -25,21 +25,48 @@ namespace shmcoll::coll {
 
 namespace {
 
-using reduction::FnArgs;
 using reduction::Reducer;
 using reduction::TypedBuf;
+
+// The one round: each rank's whole input to the ranks that need it, into
+// `t` there (to everybody; to the root; to the higher ranks).  A final
+// class, so that the inline path's template computes its blocks without
+// virtual calls (an 8-byte reduction is mostly its round's instructions).
+class Inputs final : public ExchangeArgs {
+ public:
+  enum Who { kEverybody, kRoot, kHigher };
+  Inputs(const Reducer& x, Who who, uint32_t root, const TypedBuf& t)
+      : in_(x.in_), count_(x.r_.count), type_(x.r_.type), t_(t), who_(who), root_(root), me_(x.me_) {
+    op = x.opc_;
+    broadcast = who != kRoot;
+    allPairs = who == kEverybody;
+    ahead = who == kRoot;  // a non-root's one lane may go in its ring: it runs ahead of the root
+  }
+  Block send(uint32_t) const override { return {in_, count_, type_}; }
+  // (a non-root of reduce receives nothing: its own block is its input)
+  Block recv(uint32_t p) const override {
+    return who_ == kRoot && me_ != root_ ? send(p) : Block{t_.at(p * count_), count_, type_};
+  }
+  bool sends(uint32_t p) const override {
+    return who_ == kEverybody || (who_ == kRoot ? me_ != root_ && p == root_ : p > me_);
+  }
+  bool receives(uint32_t p) const override { return who_ == kEverybody || (who_ == kRoot ? me_ == root_ : p < me_); }
+
+ private:
+  const char* in_;
+  uint64_t count_;
+  const dt::Type* type_;
+  const TypedBuf& t_;
+  Who who_;
+  uint32_t root_, me_;
+};
 
 int allreduce(Reducer& x) {
   const Reduction& r = x.r_;
   const uint32_t n = x.n_;
   // Everybody gets every input and folds all of them.
   TypedBuf t(uint64_t{n} * r.count, r.type);
-  FnArgs a;
-  a.op = x.opc_;
-  a.broadcast = true;
-  a.sendFn = [&](uint32_t) { return Block{x.in_, r.count, r.type}; };
-  a.recvFn = [&](uint32_t p) { return Block{t.at(p * r.count), r.count, r.type}; };
-  SHMCOLL_CHECK(innerExchange(x.team_, a));
+  SHMCOLL_CHECK(innerExchangeFinal(x.team_, Inputs(x, Inputs::kEverybody, 0, t)));
   x.fold(x.out_, t, n, r.count);
   return 0;
 }
@@ -49,17 +76,7 @@ int reduce(Reducer& x, uint32_t root) {
   const uint32_t n = x.n_, me = x.me_;
   // The root gathers every input and folds.
   TypedBuf t(me == root ? uint64_t{n} * r.count : 0, r.type);
-  FnArgs a;
-  a.op = x.opc_;
-  a.allPairs = false;
-  a.sendFn = [&](uint32_t) { return Block{x.in_, r.count, r.type}; };
-  a.recvFn = [&](uint32_t p) {
-    return me == root ? Block{t.at(p * r.count), r.count, r.type} : Block{x.in_, r.count, r.type};
-  };
-  a.ahead = true;  // a non-root's one lane may go in its ring: it runs ahead of the root
-  a.sendsFn = [&](uint32_t p) { return me != root && p == root; };
-  a.receivesFn = [&](uint32_t) { return me == root; };
-  SHMCOLL_CHECK(innerExchange(x.team_, a));
+  SHMCOLL_CHECK(innerExchangeFinal(x.team_, Inputs(x, Inputs::kRoot, root, t)));
   if (me == root) x.fold(x.out_, t, n, r.count);
   return 0;
 }
@@ -69,15 +86,7 @@ int scan(Reducer& x, bool exclusive) {
   const uint32_t me = x.me_;
   // Each input goes to the higher ranks only.
   TypedBuf t(uint64_t{me + 1} * r.count, r.type);
-  FnArgs a;
-  a.op = x.opc_;
-  a.broadcast = true;
-  a.allPairs = false;
-  a.sendFn = [&](uint32_t) { return Block{x.in_, r.count, r.type}; };
-  a.recvFn = [&](uint32_t p) { return Block{t.at(p * r.count), r.count, r.type}; };
-  a.sendsFn = [&](uint32_t p) { return p > me; };
-  a.receivesFn = [&](uint32_t p) { return p < me; };
-  SHMCOLL_CHECK(innerExchange(x.team_, a));
+  SHMCOLL_CHECK(innerExchangeFinal(x.team_, Inputs(x, Inputs::kHigher, 0, t)));
   x.fold(x.out_, t, exclusive ? me : me + 1, r.count);
   return 0;
 }

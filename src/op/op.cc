@@ -97,11 +97,12 @@ UserOp* heldUser(MPI_Op op) {
 }
 
 // How a predefined (builtin) datatype is combined.
+// Applies kind `k` to n elements: `packed` says whether the elements are in
+// packed form (matters for the pair types only, whose memory form has padding).
+using BasicFn = void (*)(Kind k, const void* in, void* io, uint64_t n, bool packed);
 struct Basic {
   uint8_t cls = 0;
-  // Applies kind `k` to n elements: `packed` says whether the elements are in
-  // packed form (matters for the pair types only, whose memory form has padding).
-  void (*fn)(Kind k, const void* in, void* io, uint64_t n, bool packed) = nullptr;
+  BasicFn fn = nullptr;
   uint64_t packedSize = 0;
 };
 
@@ -209,6 +210,10 @@ bool commutative(MPI_Op op) {
 int check(MPI_Op op, MPI_Datatype type) {
   const dt::Type* t = rt::type(type);
   if (!t) return fail(MPI_ERR_TYPE, "datatype = %#x is not a valid datatype", static_cast<unsigned>(type));
+  return check(op, t);
+}
+
+int check(MPI_Op op, const dt::Type* t) {
   if (!t->committed) return fail(MPI_ERR_TYPE, "datatype is a derived datatype that was not committed");
   if (op == MPI_REPLACE || op == MPI_NO_OP)
     return fail(MPI_ERR_OP, "op = %s is only defined for one-sided accumulate operations, not for reductions",
@@ -338,6 +343,18 @@ void unhold(MPI_Op op) {
 
 coll::Operator makeOperator(MPI_Op op, MPI_Datatype type) {
   coll::Operator o;
+  // A predefined operation on a predefined type: its kernel, found once here
+  // rather than on every fold (an 8-byte MPI_Reduce folds once per call).
+  if (const OpInfo* info = predefined(op); info && rt::builtinSize(type)) {
+    if (const Basic* b = basicOf(type)) {
+      o.a = static_cast<uint64_t>(info->kind);
+      o.b = reinterpret_cast<uintptr_t>(b->fn);
+      o.apply = [](const coll::Operator& self, const void* in, void* inout, uint64_t count, const dt::Type*) {
+        if (count) reinterpret_cast<BasicFn>(self.b)(static_cast<Kind>(self.a), in, inout, count, false);
+      };
+      return o;  // (nothing to hold)
+    }
+  }
   o.a = static_cast<uint64_t>(static_cast<uint32_t>(op));
   o.b = static_cast<uint64_t>(static_cast<uint32_t>(type));
   o.apply = [](const coll::Operator& self, const void* in, void* inout, uint64_t count, const dt::Type* t) {

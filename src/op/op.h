@@ -35,6 +35,8 @@ bool commutative(MPI_Op op);
 // error class (MPI_ERR_OP for an invalid handle or a predefined operation not
 // defined on that type, MPI_ERR_TYPE for an invalid or uncommitted type).
 int check(MPI_Op op, MPI_Datatype type);
+// The same for a resolved (valid) type.
+int check(MPI_Op op, const dt::Type* t);
 
 // inout[i] = in[i] (op) inout[i] for `count` elements of `type`.  `check`
 // must have accepted (op, type).  Calls a user function in pieces of at most
