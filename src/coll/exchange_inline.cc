@@ -9,7 +9,8 @@
 
 namespace shmcoll::coll {
 
-int inlineBegin(Team& team, const transport::Pairs& a, uint64_t aheadCap, InlineRun* r) {
+int inlineBegin(Team& team, const transport::Pairs& a, const InlineGate& g, InlineRun* r) {
+  const uint64_t aheadCap = g.ahead;
   transport::Lanes& lanes = transport::lanes();
   const segment::View& seg = transport::world().seg;
   const uint32_t n = team.size();
@@ -22,7 +23,7 @@ int inlineBegin(Team& team, const transport::Pairs& a, uint64_t aheadCap, Inline
   r->seq = team.next();
   r->tag = segment::laneTag(r->seq, team.lines);
   r->area = static_cast<uint32_t>(r->seq & 1);
-  r->laneBytes = a.broadcast ? seg.laneAreaBytes() : seg.laneBytes(n);
+  r->laneBytes = a.broadcast ? seg.laneAreaBytes() : g.laneBytes;
   if (a.ahead && aheadCap) {  // (the broadcast ring: exchange_inline.h)
     if (a.aheadSplit) {
       // A lane to each other member (the root; the others send nothing), each

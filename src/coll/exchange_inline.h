@@ -134,9 +134,9 @@ inline const InlineGate& inlineGate(Team& team, Op op) {
 }
 // Takes the sequence number and the lane area (waiting for its readers if
 // needed) and fills `r`; a sender of one lane takes a lane of its ring when
-// the operation allows it (Pairs::ahead) and its block is at most `aheadCap`
+// the operation allows it (Pairs::ahead) and its block is at most g.ahead
 // bytes.
-int inlineBegin(Team& team, const transport::Pairs& a, uint64_t aheadCap, InlineRun* r);
+int inlineBegin(Team& team, const transport::Pairs& a, const InlineGate& g, InlineRun* r);
 // Records a byte count that differs from the receive block's (the first one wins).
 void inlineMismatch(InlineRun& r, uint32_t q, uint64_t theirs, uint64_t ours);
 // Packs or unpacks a non-contiguous block (rare on this path).
@@ -241,7 +241,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   if (g.verbose) [[unlikely]]
     noteInline(a.op, n);
   InlineRun r;
-  SHMCOLL_CHECK(inlineBegin(team, a, g.ahead, &r));
+  SHMCOLL_CHECK(inlineBegin(team, a, g, &r));
   if (a.broadcast) {
     detail::putLane(r, r.mine, a.send(0));
   } else {

@@ -307,7 +307,8 @@ void fillInlineGate(Team& team, Op op) {
   // which the registry weighs against the exchange: coll/bruck.cc.)
   const bool toBruck = (op == Op::kAlltoall || op == Op::kAllgather) && cost::fewRoundsBeatPeers(team.size());
   g.open = !off && !toBruck;
-  g.cap[0] = !g.open ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneBytes(team.size())));
+  g.laneBytes = seg.laneBytes(team.size());
+  g.cap[0] = !g.open ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(g.laneBytes));
   g.cap[1] = !g.open ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneAreaBytes()));
   const bool rooted = op == Op::kBcast || op == Op::kGather || op == Op::kGatherv || op == Op::kReduce ||
                       op == Op::kScatter || op == Op::kScatterv;

@@ -89,7 +89,8 @@ struct InlineGate {
   bool open = false;
   bool verbose = false;
   uint64_t cap[2] = {};
-  uint64_t ahead = 0;  // the largest block a rooted collective's sender puts in its ring (0: none)
+  uint64_t ahead = 0;      // the largest block a rooted collective's sender puts in its ring (0: none)
+  uint64_t laneBytes = 0;  // a lane per reader: its size on this team (segment::View::laneBytes)
 };
 
 class Team : public transport::Group {

@@ -30,6 +30,7 @@
 // attach to it and nothing is left behind however the job ends.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -230,7 +231,16 @@ constexpr uint32_t aheadArea(uint64_t seq) { return kAheadArea0 + static_cast<ui
 // block for each): reader i of them, in rank order without the sender, reads
 // at i * aheadSplitBytes(readers), whole lines each; 0 when the readers do
 // not fit a line each.
-constexpr uint64_t aheadSplitBytes(uint32_t readers) { return readers ? kAheadLaneBytes / kLine / readers * kLine : 0; }
+constexpr uint64_t aheadSplitBytesOf(uint32_t readers) {
+  return readers ? kAheadLaneBytes / kLine / readers * kLine : 0;
+}
+// (A table: every inline call of a split ring asks, and a division costs more.)
+inline constexpr auto kAheadSplit = [] {
+  std::array<uint64_t, kAheadLaneBytes / kLine + 1> t{};
+  for (uint32_t r = 0; r < t.size(); ++r) t[r] = aheadSplitBytesOf(r);
+  return t;
+}();
+constexpr uint64_t aheadSplitBytes(uint32_t readers) { return readers < kAheadSplit.size() ? kAheadSplit[readers] : 0; }
 static_assert(aheadSplitBytes(1) == 1024 && aheadSplitBytes(2) == 512 && aheadSplitBytes(3) == 320 &&
               aheadSplitBytes(4) == 256 && aheadSplitBytes(5) == 192 && aheadSplitBytes(7) == 128 &&
               aheadSplitBytes(16) == 64 && aheadSplitBytes(17) == 0);
