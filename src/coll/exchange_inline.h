@@ -132,19 +132,156 @@ inline const InlineGate& inlineGate(Team& team, Op op) {
     fillInlineGate(team, op);
   return g;
 }
-// Takes the sequence number and the lane area (waiting for its readers if
-// needed) and fills `r`; a sender of one lane takes a lane of its ring when
-// the operation allows it (Pairs::ahead) and its block is at most g.ahead
-// bytes.
-int inlineBegin(Team& team, const transport::Pairs& a, const InlineGate& g, InlineRun* r);
 // Records a byte count that differs from the receive block's (the first one wins).
 void inlineMismatch(InlineRun& r, uint32_t q, uint64_t theirs, uint64_t ours);
 // Packs or unpacks a non-contiguous block (rare on this path).
 void inlinePack(char* lane, const Block& b, uint64_t bytes, uint64_t tag);
 void inlineUnpack(const Block& b, const char* lane, uint64_t bytes, uint64_t use);
+
+// Takes the sequence number and the lane area (waiting for its readers if
+// needed) and fills `r`; a sender of one lane takes a lane of its ring when
+// the operation allows it (Pairs::ahead) and its block is at most g.ahead
+// bytes.  (Templates over the final argument class, as inlineExchange: the
+// pairs' loops then call no virtual function.)
+template <class A>
+int inlineBegin(Team& team, const A& a, const InlineGate& g, InlineRun* r) {
+  const uint64_t aheadCap = g.ahead;
+  transport::Lanes& lanes = transport::lanes();
+  const segment::View& seg = transport::world().seg;
+  const uint32_t n = team.size();
+  TeamCache& sc = team.cache();
+  sc.pending.clear();
+  sc.rest.clear();
+  r->team = &team;
+  r->pending = &sc.pending;
+  r->rest = &sc.rest;
+  r->seq = team.next();
+  r->tag = segment::laneTag(r->seq, team.lines);
+  r->area = static_cast<uint32_t>(r->seq & 1);
+  r->laneBytes = a.broadcast ? seg.laneAreaBytes() : g.laneBytes;
+  if (a.ahead && aheadCap) {  // (the broadcast ring: exchange_inline.h)
+    if (a.aheadSplit) {
+      // A lane to each other member (the root; the others send nothing), each
+      // fitting its piece of the ring lane.
+      const uint64_t piece = segment::aheadSplitBytes(n - 1);
+      const uint64_t cap = std::min(aheadCap, segment::laneInlineCapacity(piece));
+      uint32_t count = 0;
+      const bool fits = piece && !transport::forSends(a, n, team.rank, [&](uint32_t p) {
+                          ++count;
+                          return a.sendsParts(p) || a.send(p).bytes() > cap ? 1 : 0;
+                        });
+      r->ahead = fits && count == n - 1;
+      r->ringStride = r->ahead ? piece : 0;
+    } else {
+      // One lane to write (a broadcast's, or a lane to one peer) that fits.
+      uint32_t to = 0, count = 0;
+      transport::forSends(a, n, team.rank, [&](uint32_t p) {
+        to = p;
+        return ++count > 1 ? 1 : 0;
+      });
+      const bool one = count == 1 || (a.broadcast && count > 0);
+      r->ahead = one && !a.sendsParts(to) && a.send(to).bytes() <= aheadCap;
+    }
+    if (r->ahead) r->area = segment::aheadArea(r->seq);
+  }
+  r->mine = transport::laneArea(transport::world().rank, r->area);
+  // The area is free once every reader of its previous use finished that
+  // operation (usually known from the lanes read since).
+  SHMCOLL_CHECK(lanes.claim(r->area, team.lines, r->seq));
+  std::vector<uint32_t>& readers = lanes.readers(r->area);  // (every other member, or those we send to)
+  transport::forSends(a, n, team.rank, [&](uint32_t p) {
+    readers.push_back(team.members[p]);
+    return 0;
+  });
+  return 0;
+}
+
 // Finishes, once every peer's lane was read or is in r.rest: the round's
 // consumer for r.rest, `consumed`, wake-ups, the prefetch; returns the status.
-int inlineEnd(InlineRun& r, const transport::Pairs& a);
+template <class A>
+int inlineEnd(InlineRun& r, const A& a) {
+  const transport::World& w = transport::world();
+  Team& team = *r.team;
+  const uint32_t n = team.size(), me = team.rank;
+  if (!r.rest->empty()) [[unlikely]] {
+    transport::InlineLeftovers left{r.seq,       r.tag,          r.area,
+                                    r.laneBytes, r.rest->data(), static_cast<uint32_t>(r.rest->size())};
+    if (int rc = transport::finishInlineRound(team, a, left, team.cache().roundScratch())) {
+      if (rc != err::kTruncate && rc != err::kCount) return rc;  // the job is ending, or a pull failed
+      if (!r.status) {
+        r.status = rc;
+        r.reason = lastReason();
+      }
+    }
+  }
+  // Everything addressed to us has been read: release the senders, then the
+  // fence the wake-up check needs (none where sleepers run membarrier:
+  // wait/wait.h).  Who may sleep on us: readers of our lanes, and senders
+  // waiting for `consumed` (with lists, our out- and in-peers: O(degree)).
+  w.seg.ctx(w.rank, team.lines)->consumed.v.store(r.seq, std::memory_order_release);
+  wait::wakeFence();
+  // (A sparse round -- a rooted collective, a reduction's inner round --
+  // walks the pairs it has, so a rank that talks only to the root wakes
+  // only the root.)
+  const bool walk = !a.allPairs || (!a.broadcast && a.outPeers() && a.inPeers());
+  if (walk) {
+    auto wake = [&](uint32_t p) {
+      wait::wakeIfSleeping(w.seg.ctl(team.members[p]));
+      return 0;
+    };
+    const std::vector<uint32_t>*outs = a.outPeers(), *ins = a.inPeers();
+    if (outs && ins) {
+      // Both lists increase: merged, so that a neighbour on both (every one
+      // of a symmetric topology) is woken once, not twice.  (A second
+      // wake-up of a rank that has not run yet is one more futex call.)
+      size_t i = 0, j = 0;
+      while (i < outs->size() || j < ins->size()) {
+        const uint32_t o = i < outs->size() ? (*outs)[i] : UINT32_MAX, v = j < ins->size() ? (*ins)[j] : UINT32_MAX;
+        const uint32_t p = std::min(o, v);
+        const bool take = (o == p && a.sendsTo(p)) || (v == p && a.receivesFrom(p));
+        i += o == p;
+        j += v == p;
+        if (take && p != me) wake(p);
+      }
+    } else {
+      transport::forSends(a, n, me, wake);
+      transport::forReceives(a, n, me, [&](uint32_t p) { return a.receivesFrom(p) ? wake(p) : 0; });
+    }
+  } else {
+    for (uint32_t i = 0; i < n; ++i)
+      if (i != me) wait::wakeIfSleeping(w.seg.ctl(team.members[i]));
+  }
+  // Every peer announced this operation, so it is done reading the other
+  // area: ask for its lines now (see exchange_inline.h).  As many lines per
+  // lane as this operation wrote, at most 8 (a 440-byte block), and at most
+  // 32 lanes.
+  if (copy::hasPrefetchW()) {
+    char* other = transport::laneArea(w.rank, r.ahead ? segment::aheadArea(r.seq + 1) : r.area ^ 1);
+    const uint64_t lines = std::min<uint64_t>(segment::laneInlineLines(r.lastBytes), 8);
+    if (r.ringStride) {  // (a split ring lane: as many lines of each reader's piece)
+      const uint64_t each = std::min(lines, r.ringStride / 64);
+      for (uint64_t at = 0; at < (n - 1) * r.ringStride; at += r.ringStride)
+        for (uint64_t l = 0; l < each; ++l) copy::prefetchW(other + at + l * 64);
+    } else if (a.broadcast || r.ahead) {  // (one lane)
+      for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + l * 64);
+    } else if (walk) {
+      uint32_t left = 32;
+      transport::forSends(a, n, me, [&](uint32_t p) {
+        for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + p * r.laneBytes + l * 64);
+        return --left == 0 ? 1 : 0;
+      });
+    } else {
+      const uint32_t peers = std::min<uint32_t>(n - 1, 32);
+      for (uint32_t d = 1; d <= peers; ++d) {
+        const uint32_t p = me + d < n ? me + d : me + d - n;
+        for (uint64_t l = 0; l < lines; ++l) copy::prefetchW(other + p * r.laneBytes + l * 64);
+      }
+    }
+  }
+  if (r.status) [[unlikely]]
+    return fail(r.status, "%s", r.reason.c_str());
+  return 0;
+}
 
 namespace detail {
 
