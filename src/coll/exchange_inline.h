@@ -49,14 +49,15 @@
 // A rooted collective's senders can do better, because they wait for nobody:
 // the root of an MPI_Bcast, the other ranks of an MPI_Gather(v) or
 // MPI_Reduce (transport::Pairs::ahead).  Such a rank, when it writes one lane
-// of at most 1008 bytes, writes it into lane seq % 64 of its ring
+// of at most 4 KiB (1008 bytes where ranks do not outnumber cores:
+// InlineGate::ahead), writes it into lane seq % 64 of its ring
 // (segment::aheadArea), which it may rewrite once that lane's readers have
 // finished call seq - 64 (the claim, as for an area).  MPI_Scatter's root
-// writes a lane to each of up to 16 readers: it splits the ring lane's 16
-// lines among them (Pairs::aheadSplit, segment::aheadSplitBytes: 8 lines
-// each for 2 readers, 5 for 3, 4 for 4, ..., 1 for 9 to 16) when every block
-// fits its piece, and each reader knows its piece from its rank and the
-// root's.  Readers look in the
+// writes a lane to each of up to 65 readers: it splits the ring lane's 65
+// lines among them (Pairs::aheadSplit, segment::aheadSplitBytes: 32 lines
+// each for 2 readers, 21 for 3, 16 for 4, ..., 1 for 33 to 65) when every
+// block fits its piece, and each reader knows its piece from its rank and
+// the root's.  Readers look in the
 // sender's ring lane and in the parity area's lane (a sender whose block did
 // not fit, or with SHMCOLL_RUN_AHEAD=0, uses the area), whichever carries the
 // call's tag.  With more ranks than cores this is what counts: a root that
