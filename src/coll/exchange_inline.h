@@ -53,9 +53,9 @@
 // InlineGate::ahead), writes it into lane seq % 64 of its ring
 // (segment::aheadArea), which it may rewrite once that lane's readers have
 // finished call seq - 64 (the claim, as for an area).  MPI_Scatter's root
-// writes a lane to each of up to 65 readers: it splits the ring lane's 65
-// lines among them (Pairs::aheadSplit, segment::aheadSplitBytes: 32 lines
-// each for 2 readers, 21 for 3, 16 for 4, ..., 1 for 33 to 65) when every
+// writes a lane to each of up to 68 readers: it splits the ring lane's 68
+// lines among them (Pairs::aheadSplit, segment::aheadSplitBytes: 34 lines
+// each for 2 readers, 22 for 3, 17 for 4, ..., 1 for 35 to 68) when every
 // block fits its piece, and each reader knows its piece from its rank and
 // the root's.  Readers look in the
 // sender's ring lane and in the parity area's lane (a sender whose block did

@@ -312,7 +312,7 @@ void fillInlineGate(Team& team, Op op) {
   g.cap[1] = !g.open ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneAreaBytes()));
   const bool rooted = op == Op::kBcast || op == Op::kGather || op == Op::kGatherv || op == Op::kReduce ||
                       op == Op::kScatter || op == Op::kScatterv;
-  // The ring's lanes hold 4 KiB blocks, which it takes where ranks outnumber
+  // The ring's lanes hold 4 KiB blocks, which they take where ranks outnumber
   // cores: a sender that runs ahead lets its readers take many calls in one
   // time slice (3 and 4 ranks on 2 cores, bcast, gather and reduce of 1-4
   // KiB: 2-8 times faster than through the two areas).  With a core each,

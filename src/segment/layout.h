@@ -17,7 +17,7 @@
 // rounded up to 4 KiB, plus the rank's MPI_Alloc_mem heap (default 2 MiB),
 // where laneArea(N) = max(64 KiB, 64 N) rounded up to 4 KiB and
 // slotAckBytes(N) = N bits rounded up to 64 bytes.  With the default
-// 64 KiB slots and no heap that is 808 KiB per rank at N = 2 and at
+// 64 KiB slots and no heap that is 820 KiB per rank at N = 2 and at
 // N = 1024.  Communicators cost nothing here beyond their line set
 // (kCtxBytes), and only kMaxContexts of them have one (runtime/ids.h).
 //
@@ -38,7 +38,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 12;  // 12: ring lanes of 4 KiB + a line (11: 64 ring lanes of 1 KiB; 10: the ring)
+constexpr uint32_t kVersion = 13;  // 13: ring lanes of 68 lines (12: of 65; 11: 64 ring lanes of 1 KiB; 10: the ring)
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;           // line sets (CtxLines) per rank: communicators that have one
@@ -224,7 +224,9 @@ constexpr size_t kMinLaneArea = 64 * 1024;
 // kAheadLanes calls ahead of its reader instead of one
 // (coll/exchange_inline.h, "The broadcast ring").
 constexpr uint32_t kAheadLanes = 64;
-constexpr size_t kAheadLaneBytes = 4096 + kLine;  // (a 4 KiB block and the lane's header)
+// (A 4 KiB block and the lane's header, and room for a scatter's blocks of
+// 2 KiB to 2 readers and 1 KiB to 3 or 4: 68 lines.)
+constexpr size_t kAheadLaneBytes = 4096 + 4 * kLine;
 constexpr uint32_t kAheadArea0 = 2;
 constexpr uint32_t aheadArea(uint64_t seq) { return kAheadArea0 + static_cast<uint32_t>(seq % kAheadLanes); }
 // A ring lane split among a sender's `readers` (MPI_Scatter's root writes a
@@ -241,9 +243,9 @@ inline constexpr auto kAheadSplit = [] {
   return t;
 }();
 constexpr uint64_t aheadSplitBytes(uint32_t readers) { return readers < kAheadSplit.size() ? kAheadSplit[readers] : 0; }
-static_assert(aheadSplitBytes(1) == 4160 && aheadSplitBytes(2) == 2048 && aheadSplitBytes(3) == 1344 &&
-              aheadSplitBytes(4) == 1024 && aheadSplitBytes(5) == 832 && aheadSplitBytes(7) == 576 &&
-              aheadSplitBytes(16) == 256 && aheadSplitBytes(65) == 64 && aheadSplitBytes(66) == 0);
+static_assert(aheadSplitBytes(1) == 4352 && aheadSplitBytes(2) == 2176 && aheadSplitBytes(3) == 1408 &&
+              aheadSplitBytes(4) == 1088 && aheadSplitBytes(5) == 832 && aheadSplitBytes(7) == 576 &&
+              aheadSplitBytes(16) == 256 && aheadSplitBytes(68) == 64 && aheadSplitBytes(69) == 0);
 // Where `reader` finds its piece of `sender`'s split ring lane, pieces of `piece` bytes.
 constexpr uint64_t aheadPieceOffset(uint32_t sender, uint32_t reader, uint64_t piece) {
   return (reader < sender ? reader : reader - 1) * piece;

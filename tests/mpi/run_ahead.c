@@ -4,15 +4,15 @@
  * MPI_Scatter, MPI_Scatterv.
  *
  * In shmcoll a rank that writes one small lane in a rooted collective (the
- * root of a broadcast, every other rank of a gather or reduce; at most 4144
+ * root of a broadcast, every other rank of a gather or reduce; at most 4336
  * bytes where ranks outnumber cores and 1008 where they do not, and at most
  * SHMCOLL_INLINE_MAX, 4 KiB up to 2 ranks a core) writes it into one of 64
  * lanes of its ring in turn, so it may return from up to 64 calls before its
  * reader has read the first; a lane is reused once every reader has finished
- * the call that last used it.  The root of a scatter splits the 65 lines of a
- * ring lane among its readers (up to 65 of them: 32 lines each for 2 readers,
- * 21 for 3, 16 for 4, 13 for 5, 8 for 8, 4 for 16), when every block fits its
- * piece (2032, 1328, 1008, 816, 496 or 216 bytes).  What that
+ * the call that last used it.  The root of a scatter splits the 68 lines of a
+ * ring lane among its readers (up to 68 of them: 34 lines each for 2 readers,
+ * 22 for 3, 17 for 4, 13 for 5, 8 for 8, 4 for 16), when every block fits its
+ * piece (2160, 1392, 1072, 816, 496 or 216 bytes).  What that
  * could break: a lane rewritten before a slow reader read it (it would get a
  * later call's bytes), a reader taking a lane of another communicator's call,
  * a block at the edge of the lane's room, a derived type packed into it, a
@@ -22,8 +22,8 @@
  *  1. runs of `iters` calls from one root, then from the next, cycling over
  *     the four operations and over sizes at the edges of the inline lane
  *     formats and the scatter's pieces (0, 1, 48, 49, 104, 105, 160, 161,
- *     216, 217, 272, 273, 440, 441, 496, 497, 1008, 1009, 2032, 2033, 4096,
- *     4144 and 4145 bytes), while readers fall behind now and then (one rank, a different
+ *     216, 217, 272, 273, 440, 441, 496, 497, 1008, 1009, 2160, 2161, 4096,
+ *     4336 and 4337 bytes), while readers fall behind now and then (one rank, a different
  *     one each time, sleeps);
  *  2. three communicators (MPI_COMM_WORLD, a duplicate, a split in reverse
  *     order) in a random interleaving, random operations, roots and sizes,
@@ -196,7 +196,7 @@ static void nap(uint64_t us) {
 /* 1: runs from one root at a time, readers falling behind. */
 static void runs(long iters, uint64_t seed) {
   static const int sizes[] = {0,   1,   48,  49,   104,  105,  160,  161,  216,  217,  272, 273,
-                              440, 441, 496, 497, 1008, 1009, 2032, 2033, 4096, 4144, 4145};
+                              440, 441, 496, 497, 1008, 1009, 2160, 2161, 4096, 4336, 4337};
   const int ns = (int)(sizeof sizes / sizeof sizes[0]);
   uint64_t s = seed;
   for (int root = 0; root < tu_size; ++root)
