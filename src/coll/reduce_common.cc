@@ -87,10 +87,6 @@ void copyTyped(char* dst, const char* src, uint64_t count, const dt::Type* type)
   }
   dt::Cursor s(src, count, type), d(dst, count, type);
   const uint64_t n = s.totalBytes();
-  if (s.contiguous()) {
-    std::memcpy(d.contiguousBase(), s.contiguousBase(), n);
-    return;
-  }
   alignas(64) static thread_local char bounce[64 * 1024];
   for (uint64_t pos = 0; pos < n; pos += sizeof bounce) {
     uint64_t len = std::min<uint64_t>(sizeof bounce, n - pos);
