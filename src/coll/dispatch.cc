@@ -159,12 +159,7 @@ int startScan(const Place& at, const Reduction& r, bool exclusive, p2p::Request*
   return started(o, dispatch(o), out);
 }
 
-int innerExchange(Team& team, const ExchangeArgs& a) {
-  bool taken = false;
-  const int rc = inlineExchange(team, a, &taken);
-  if (taken) return rc;
-  return transport::runRound(team, team.next(), a, roundParams(team, a.op), team.cache().roundScratch());
-}
+int innerExchange(Team& team, const ExchangeArgs& a) { return innerExchangeFinal(team, a); }
 
 namespace {
 class RawAllgather final : public ExchangeArgs {

@@ -24,8 +24,10 @@ int exchange(const Place& at, const A& a, const Flags& f) {
   return exchangeGeneral(at, a, f);
 }
 
-// innerExchange (registry.h) for a final argument class, whose blocks the
-// inline path then computes without virtual calls.
+// One round inside another algorithm (innerExchange, registry.h, is this
+// for the base class): the inline path when every block fits, else the
+// exchange's round.  With a final argument class the inline path computes
+// its blocks without virtual calls.
 template <class A>
 int innerExchangeFinal(Team& team, const A& a) {
   bool taken = false;

@@ -160,7 +160,7 @@ int inlineBegin(Team& team, const A& a, const InlineGate& g, InlineRun* r) {
   r->tag = segment::laneTag(r->seq, team.lines);
   r->area = static_cast<uint32_t>(r->seq & 1);
   r->laneBytes = a.broadcast ? seg.laneAreaBytes() : g.laneBytes;
-  if (a.ahead && aheadCap) {  // (the broadcast ring: exchange_inline.h)
+  if (a.ahead && aheadCap) {  // (the broadcast ring, above)
     if (a.aheadSplit) {
       // A lane to each other member (the root; the others send nothing), each
       // fitting its piece of the ring lane.
