@@ -115,6 +115,7 @@ struct InlineRun {
   std::string reason;                        // ... and why
   std::vector<uint32_t>* pending = nullptr;  // peers whose lanes were not written yet
   std::vector<uint32_t>* rest = nullptr;     // peers whose lanes were not inline
+  uint32_t sends = 0;                        // lanes this rank writes (a broadcast's: 0 or its readers)
   bool ahead = false;                        // this rank writes its lanes into its ring
   uint64_t ringStride = 0;                   // ... split among its readers (Pairs::aheadSplit), this far apart
   // This rank's lane to group rank p.
@@ -192,6 +193,7 @@ int inlineBegin(Team& team, const A& a, const InlineGate& g, InlineRun* r) {
   std::vector<uint32_t>& readers = lanes.readers(r->area);  // (every other member, or those we send to)
   transport::forSends(a, n, team.rank, [&](uint32_t p) {
     readers.push_back(team.members[p]);
+    ++r->sends;
     return 0;
   });
   return 0;
@@ -256,7 +258,7 @@ int inlineEnd(InlineRun& r, const A& a) {
   // area: ask for its lines now (see exchange_inline.h).  As many lines per
   // lane as this operation wrote, at most 8 (a 440-byte block), and at most
   // 32 lanes.
-  if (copy::hasPrefetchW()) {
+  if (r.sends && copy::hasPrefetchW()) {  // (a rank that wrote no lane has none to prepare)
     char* other = transport::laneArea(w.rank, r.ahead ? segment::aheadArea(r.seq + 1) : r.area ^ 1);
     const uint64_t lines = std::min<uint64_t>(segment::laneInlineLines(r.lastBytes), 8);
     if (r.ringStride) {  // (a split ring lane: as many lines of each reader's piece)
@@ -381,7 +383,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   InlineRun r;
   SHMCOLL_CHECK(inlineBegin(team, a, g, &r));
   if (a.broadcast) {
-    detail::putLane(r, r.mine, a.send(0));
+    if (r.sends) detail::putLane(r, r.mine, a.send(0));  // (an MPI_Bcast's readers write nothing)
   } else {
     transport::forSends(a, n, me, [&](uint32_t p) {
       if (a.sendsParts(p)) [[unlikely]]
@@ -398,11 +400,15 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
     }
   } else {
     // (selfCopy's first case, without the call: this is the common one)
+    // (Nothing when both are the same block: an MPI_Bcast's buffer, a gather's root in place.)
     const Block sb = a.broadcast ? a.send(0) : a.send(me), rb = a.recv(me);
     const uint64_t bytes = sb.bytes();
-    if (bytes == rb.bytes() && sb.type->contiguous && rb.type->contiguous)
+    const bool same = sb.buf == rb.buf && sb.type == rb.type && sb.count == rb.count;
+    if (same) {
+      // nothing to move
+    } else if (bytes == rb.bytes() && sb.type->contiguous && rb.type->contiguous) {
       transport::moveFlat(sb, rb, bytes);
-    else if (int rc = transport::selfCopy(sb, rb)) [[unlikely]] {
+    } else if (int rc = transport::selfCopy(sb, rb)) [[unlikely]] {
       r.status = rc;
       r.reason = lastReason();
     }
