@@ -130,6 +130,14 @@ int rooted(Call& call, coll::Op op, const C* counts, const D* displs, const BufA
   a.aheadSplit = !kGather;
   a.root = static_cast<uint32_t>(rootRank);
   a.me = c->team.rank;
+  // (The walks' shortcuts, transport::Pairs::onlyPeer: the root pairs with
+  // every rank in one direction, a non-root with the root alone.)
+  if (a.atRoot()) {
+    (kGather ? a.noSends : a.noReceives) = true;
+  } else {
+    (kGather ? a.noReceives : a.noSends) = true;
+    a.onlyPeer = a.root;
+  }
   const bool inPlace = leaf.buf == MPI_IN_PLACE;
   if (inPlace && !a.atRoot())
     return check::fail(call, MPI_ERR_BUFFER, "%s = MPI_IN_PLACE is only allowed at the root (rank %d)", leaf.bufName,
@@ -176,8 +184,14 @@ int bcast(Call& call, void* buffer, C count, MPI_Datatype datatype, int root, rt
   a.allPairs = false;
   a.root = static_cast<uint32_t>(root);
   a.me = c->team.rank;
-  a.broadcast = true;  // on every rank: receivers read the root's one shared lane
-  a.ahead = true;      // ... or its broadcast ring's
+  a.broadcast = true;    // on every rank: receivers read the root's one shared lane
+  a.ahead = true;        // ... or its broadcast ring's
+  if (a.me == a.root) {  // (the walks' shortcuts, transport::Pairs::onlyPeer)
+    a.noReceives = true;
+  } else {
+    a.noSends = true;
+    a.onlyPeer = a.root;
+  }
   return runExchange(call, c, a);
 }
 

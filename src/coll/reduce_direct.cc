@@ -41,6 +41,14 @@ class Inputs final : public ExchangeArgs {
     broadcast = who != kRoot;
     allPairs = who == kEverybody;
     ahead = who == kRoot;  // a non-root's one lane may go in its ring: it runs ahead of the root
+    if (who == kRoot) {    // (the walks' shortcuts, transport::Pairs::onlyPeer)
+      if (me_ == root_) {
+        noSends = true;
+      } else {
+        noReceives = true;
+        onlyPeer = root_;
+      }
+    }
   }
   Block send(uint32_t) const override { return {in_, count_, type_}; }
   // (a non-root of reduce receives nothing: its own block is its input)

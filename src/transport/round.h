@@ -98,6 +98,14 @@ class Pairs {
   bool allPairs = true;
   virtual bool sends(uint32_t peer) const { return true; }
   virtual bool receives(uint32_t peer) const { return true; }
+  // Shortcuts for the walks below (forSends, forReceives) in a sparse round,
+  // set where they hold on this rank: it sends to nobody (noSends: a
+  // broadcast's reader, a gather's root), receives from nobody (noReceives),
+  // or pairs with one peer only (onlyPeer >= 0: a rooted collective's
+  // non-root, whose one peer is the root).  They change no pair, only how
+  // many ranks a walk looks at: O(1) rather than O(group size) on a non-root.
+  bool noSends = false, noReceives = false;
+  int64_t onlyPeer = -1;
   // A receiver does not wait for the pairs it expects no bytes from (see
   // above): in a sparse alltoallv no rank waits for a peer that sends it
   // nothing.
@@ -142,6 +150,11 @@ class Pairs {
 // else every rank.  f(p) returning non-zero stops the walk with that value.
 template <class A, class F>
 inline int forSends(const A& a, uint32_t n, uint32_t me, F&& f) {
+  if (a.noSends) return 0;  // (the shortcuts: Pairs::noSends, Pairs::onlyPeer)
+  if (a.onlyPeer >= 0) {
+    const auto p = static_cast<uint32_t>(a.onlyPeer);
+    return p != me && a.sendsTo(p) ? f(p) : 0;
+  }
   if (const std::vector<uint32_t>* l = a.outPeers()) {
     const size_t m = l->size();
     size_t i = std::upper_bound(l->begin(), l->end(), me) - l->begin();
@@ -160,6 +173,11 @@ inline int forSends(const A& a, uint32_t n, uint32_t me, F&& f) {
 }
 template <class A, class F>
 inline int forReceives(const A& a, uint32_t n, uint32_t me, F&& f) {
+  if (a.noReceives) return 0;
+  if (a.onlyPeer >= 0) {
+    const auto p = static_cast<uint32_t>(a.onlyPeer);
+    return p != me ? f(p) : 0;
+  }
   if (const std::vector<uint32_t>* l = a.inPeers()) {
     const size_t m = l->size();
     size_t i = std::lower_bound(l->begin(), l->end(), me) - l->begin();
