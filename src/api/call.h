@@ -32,6 +32,11 @@ enum class Mode : uint8_t { kBlocking, kNonblocking, kPersistent };
 
 struct PersistentInit;  // coll_common.h: a persistent collective's starter and held objects
 
+namespace impl {
+// What a fast path (desc/README.md, fastrc=) returns when it does not serve the call.
+inline constexpr int kDeclined = -1;
+}  // namespace impl
+
 class Call {
  public:
   Call(const char* fn, MPI_Comm comm) : fn(fn), comm(comm) {}

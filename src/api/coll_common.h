@@ -260,4 +260,34 @@ int vectorSide(const Call& call, const char* bufName, const void* buf, const cha
   return vectorSide(call, bufName, buf, countsName, counts, displsName, displs, t, n, out);
 }
 
+// ---- the fast paths ----------------------------------------------------------------
+
+// The fast paths' conditions (desc/README.md, fastrc=), which hold exactly
+// when the checks of the path with a Call pass: no thread serialization, MPI
+// initialized, a valid intracommunicator and a rank of it as the root (0 where
+// there is none) ...
+inline rt::Comm* fastComm(MPI_Comm h, int root = 0) {
+  if (wait::gSerialOn || !active()) [[unlikely]]
+    return nullptr;
+  rt::Comm* c = rt::comm(h);
+  return c && !c->inter && root >= 0 && static_cast<uint32_t>(root) < c->team.size() ? c : nullptr;
+}
+// ... and `blocks` blocks of `count` elements (count not negative, a
+// committed type, a buffer that is not MPI_IN_PLACE, nor NULL where it would
+// be used: as uniformSide and check::notInPlace), or one block.
+inline const dt::Type* fastSide(const void* buf, int count, MPI_Datatype type, uint64_t blocks) {
+  const dt::Type* t = rt::type(type);
+  if (count < 0 || buf == MPI_IN_PLACE || !t || !t->committed) [[unlikely]]
+    return nullptr;
+  if (!buf && count > 0 && blocks > 0 && t->size > 0 && t->trueLb == 0) [[unlikely]]
+    return nullptr;
+  return t;
+}
+inline bool fastBlock(const void* buf, int count, MPI_Datatype type, coll::Block* out) {
+  const dt::Type* t = fastSide(buf, count, type, 1);
+  if (!t) return false;
+  *out = {static_cast<const char*>(buf), static_cast<uint64_t>(count), t};
+  return true;
+}
+
 }  // namespace shmcoll::api

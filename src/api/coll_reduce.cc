@@ -128,6 +128,56 @@ int allreduce(Call& call, const void* sendbuf, void* recvbuf, C count, const dt:
   return runReduce(call, c, r, -1);
 }
 
+// MPI_Reduce's and MPI_Allreduce's fast paths (desc/coll_reduce.txt,
+// fastrc=; coll_common.h): the blocking calls on an intracommunicator whose
+// arguments pass every check above, an operation defined on the type among
+// them, run without a Call (one is made only to report an error of the
+// reduction).
+namespace {
+
+bool fastReduction(const void* sendbuf, void* recvbuf, bool out, int count, MPI_Datatype datatype, MPI_Op op,
+                   coll::Reduction* r) {
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  const dt::Type* t = fastSide(out ? recvbuf : sendbuf, count, datatype, 1);
+  if (!t || (out && !inPlace && !fastSide(sendbuf, count, datatype, 1)) || op::check(op, t)) [[unlikely]]
+    return false;
+  r->type = t;
+  r->op = op::makeOperator(op, t->handle);
+  r->count = static_cast<uint64_t>(count);
+  r->in = inPlace ? nullptr : sendbuf;
+  r->out = out ? recvbuf : nullptr;
+  return true;
+}
+
+int reductionFailed(const char* fn, MPI_Comm comm, int rc) {
+  const Call call(fn, comm);
+  return check::engine(call, rc);
+}
+
+}  // namespace
+
+int reduceFast(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+               MPI_Comm comm) {
+  rt::Comm* c = fastComm(comm, root);
+  coll::Reduction r;
+  // (Only the root's recvbuf is significant, and only it may pass MPI_IN_PLACE.)
+  const bool atRoot = c && c->team.rank == static_cast<uint32_t>(root);
+  if (!c || (!atRoot && sendbuf == MPI_IN_PLACE) || !fastReduction(sendbuf, recvbuf, atRoot, count, datatype, op, &r))
+    return kDeclined;
+  if (const int rc = coll::reduce(rt::placeOf(*c), r, root)) [[unlikely]]
+    return reductionFailed("MPI_Reduce", comm, rc);
+  return MPI_SUCCESS;
+}
+
+int allreduceFast(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  rt::Comm* c = fastComm(comm);
+  coll::Reduction r;
+  if (!c || !fastReduction(sendbuf, recvbuf, true, count, datatype, op, &r)) return kDeclined;
+  if (const int rc = coll::allreduce(rt::placeOf(*c), r)) [[unlikely]]
+    return reductionFailed("MPI_Allreduce", comm, rc);
+  return MPI_SUCCESS;
+}
+
 template <class C>
 int reduceScatter(Call& call, const void* sendbuf, void* recvbuf, const C recvcounts[], const dt::Type* datatype,
                   MPI_Op op, rt::Comm* c) {
@@ -135,8 +185,8 @@ int reduceScatter(Call& call, const void* sendbuf, void* recvbuf, const C recvco
 }
 
 template <class C>
-int reduceScatterBlock(Call& call, const void* sendbuf, void* recvbuf, C recvcount, const dt::Type* datatype,
-                       MPI_Op op, rt::Comm* c) {
+int reduceScatterBlock(Call& call, const void* sendbuf, void* recvbuf, C recvcount, const dt::Type* datatype, MPI_Op op,
+                       rt::Comm* c) {
   return reduceScatterAny<C>(call, sendbuf, recvbuf, nullptr, recvcount, datatype, op, c);
 }
 

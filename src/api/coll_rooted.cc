@@ -96,6 +96,28 @@ int oneBlock(const Call& call, const BufArg& b, coll::Block* out) {
   return MPI_SUCCESS;
 }
 
+// An intracommunicator's gather (A a GatherArgs) or scatter of n ranks from
+// or to `root`, seen by rank `me`.
+template <class A>
+void intraRooted(A* a, uint32_t root, uint32_t me, uint32_t n) {
+  constexpr bool kGather = A::kGather;
+  a->allPairs = false;
+  // A non-root's one lane of a gather may go in its broadcast ring, and the
+  // lanes of a scatter's root in pieces of its ring lane (transport::Pairs::ahead).
+  a->ahead = kGather || segment::aheadSplitBytes(n - 1) != 0;
+  a->aheadSplit = !kGather;
+  a->root = root;
+  a->me = me;
+  // (The walks' shortcuts, transport::Pairs::onlyPeer: the root pairs with
+  // every rank in one direction, a non-root with the root alone.)
+  if (me == root) {
+    (kGather ? a->noSends : a->noReceives) = true;
+  } else {
+    (kGather ? a->noReceives : a->noSends) = true;
+    a->onlyPeer = root;
+  }
+}
+
 // Gather (A a GatherArgs) and scatter: `root` is the root's side (the receive
 // side of a gather, the send side of a scatter; per-peer `counts` and
 // `displs` in the v forms, else null), `leaf` the one block every rank moves
@@ -123,21 +145,7 @@ int rooted(Call& call, coll::Op op, const C* counts, const D* displs, const BufA
     }
     return runInter(call, c, a, plan);
   }
-  a.allPairs = false;
-  // A non-root's one lane of a gather may go in its broadcast ring, and the
-  // lanes of a scatter's root in pieces of its ring lane (transport::Pairs::ahead).
-  a.ahead = kGather || segment::aheadSplitBytes(n - 1) != 0;
-  a.aheadSplit = !kGather;
-  a.root = static_cast<uint32_t>(rootRank);
-  a.me = c->team.rank;
-  // (The walks' shortcuts, transport::Pairs::onlyPeer: the root pairs with
-  // every rank in one direction, a non-root with the root alone.)
-  if (a.atRoot()) {
-    (kGather ? a.noSends : a.noReceives) = true;
-  } else {
-    (kGather ? a.noReceives : a.noSends) = true;
-    a.onlyPeer = a.root;
-  }
+  intraRooted(&a, static_cast<uint32_t>(rootRank), c->team.rank, n);
   const bool inPlace = leaf.buf == MPI_IN_PLACE;
   if (inPlace && !a.atRoot())
     return check::fail(call, MPI_ERR_BUFFER, "%s = MPI_IN_PLACE is only allowed at the root (rank %d)", leaf.bufName,
@@ -158,6 +166,25 @@ int rooted(Call& call, coll::Op op, const C* counts, const D* displs, const BufA
 }  // namespace
 
 // ---- MPI_Bcast ----------------------------------------------------------------------
+
+namespace {
+
+// An intracommunicator's broadcast from `root`, seen by rank `me`.
+void intraBcast(BcastArgs* a, uint32_t root, uint32_t me) {
+  a->allPairs = false;
+  a->root = root;
+  a->me = me;
+  a->broadcast = true;  // on every rank: receivers read the root's one shared lane
+  a->ahead = true;      // ... or its broadcast ring's
+  if (me == root) {     // (the walks' shortcuts, transport::Pairs::onlyPeer)
+    a->noReceives = true;
+  } else {
+    a->noSends = true;
+    a->onlyPeer = root;
+  }
+}
+
+}  // namespace
 
 template <class C>
 int bcast(Call& call, void* buffer, C count, MPI_Datatype datatype, int root, rt::Comm* c) {
@@ -181,18 +208,24 @@ int bcast(Call& call, void* buffer, C count, MPI_Datatype datatype, int root, rt
   }
   SHMCOLL_CHECK(check::notInPlace(call, "buffer", buffer));
   SHMCOLL_CHECK(oneBlock(call, b, &a.block));
-  a.allPairs = false;
-  a.root = static_cast<uint32_t>(root);
-  a.me = c->team.rank;
-  a.broadcast = true;    // on every rank: receivers read the root's one shared lane
-  a.ahead = true;        // ... or its broadcast ring's
-  if (a.me == a.root) {  // (the walks' shortcuts, transport::Pairs::onlyPeer)
-    a.noReceives = true;
-  } else {
-    a.noSends = true;
-    a.onlyPeer = a.root;
-  }
+  intraBcast(&a, static_cast<uint32_t>(root), c->team.rank);
   return runExchange(call, c, a);
+}
+
+// MPI_Bcast's fast path (desc/coll_rooted.txt, fastrc=): the blocking call
+// on an intracommunicator whose arguments pass every check, run without a
+// Call (one is made only to report an error of the exchange).
+int bcastFast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  rt::Comm* c = fastComm(comm, root);
+  BcastArgs a;
+  if (!c || !fastBlock(buffer, count, datatype, &a.block)) return kDeclined;
+  a.op = coll::Op::kBcast;
+  intraBcast(&a, static_cast<uint32_t>(root), c->team.rank);
+  if (const int rc = coll::exchange(rt::placeOf(*c), a, coll::Flags{})) [[unlikely]] {
+    const Call call("MPI_Bcast", comm);
+    return check::engine(call, rc);
+  }
+  return MPI_SUCCESS;
 }
 
 // ---- MPI_Gather(v) and MPI_Scatter(v) ------------------------------------------------
@@ -206,6 +239,42 @@ int gatherScatter(Call& call, const void* sendbuf, C sendcount, MPI_Datatype sen
   using A = std::conditional_t<kGather, GatherArgs<C, MPI_Aint>, ScatterArgs<C, MPI_Aint>>;
   return rooted<A, C, MPI_Aint>(call, kGather ? coll::Op::kGather : coll::Op::kScatter, nullptr, nullptr,
                                 kGather ? recv : send, kGather ? send : recv, root, c);
+}
+
+// MPI_Gather's and MPI_Scatter's fast paths (desc/coll_rooted.txt, fastrc=),
+// as bcastFast.
+template <bool kGather>
+int gatherScatterFast(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  rt::Comm* c = fastComm(comm, root);
+  if (!c) return kDeclined;
+  using A = std::conditional_t<kGather, GatherArgs<int, MPI_Aint>, ScatterArgs<int, MPI_Aint>>;
+  const void* rootBuf = kGather ? recvbuf : sendbuf;
+  const void* leafBuf = kGather ? sendbuf : recvbuf;
+  const int rootCount = kGather ? recvcount : sendcount, leafCount = kGather ? sendcount : recvcount;
+  const MPI_Datatype rootType = kGather ? recvtype : sendtype, leafType = kGather ? sendtype : recvtype;
+  const uint32_t n = c->team.size();
+  A a;
+  a.op = kGather ? coll::Op::kGather : coll::Op::kScatter;
+  intraRooted(&a, static_cast<uint32_t>(root), c->team.rank, n);
+  if (a.atRoot()) {
+    const dt::Type* t = fastSide(rootBuf, rootCount, rootType, n);
+    if (!t) return kDeclined;
+    a.side = sideOf(rootBuf, t);
+    a.count = static_cast<uint64_t>(rootCount);
+    if (leafBuf == MPI_IN_PLACE) {
+      a.mine = a.rootBlock(a.me);
+    } else if (!fastBlock(leafBuf, leafCount, leafType, &a.mine)) {
+      return kDeclined;
+    }
+  } else if (!fastBlock(leafBuf, leafCount, leafType, &a.mine)) {
+    return kDeclined;
+  }
+  if (const int rc = coll::exchange(rt::placeOf(*c), a, coll::Flags{})) [[unlikely]] {
+    const Call call(kGather ? "MPI_Gather" : "MPI_Scatter", comm);
+    return check::engine(call, rc);
+  }
+  return MPI_SUCCESS;
 }
 
 template <class C, class D>

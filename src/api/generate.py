@@ -125,6 +125,7 @@ class Function:
         self.ret = opts.get('returns', 'int')
         self.impl = opts.get('impl')
         self.fast = opts.get('fast')
+        self.fastrc = opts.get('fastrc')
         self.initialized = 'initialized' in opts
         if not self.impl:
             raise Error(f'{where}: {name} names no implementation (impl=...)')
@@ -218,6 +219,9 @@ def entry(fn, name, big, req, desc):
         raise Error(f'{fn.where}: a persistent collective (variant init) needs a comm argument')
     if fn.fast and not big and not req:  # (its own checks; false: the path below runs them all)
         out.append(f'  if (impl::{fn.fast}({", ".join(a.name for a in fn.args)})) return MPI_SUCCESS;')
+    if fn.fastrc and not big and not req:  # (the same, returning the call's code: kDeclined when it did not serve)
+        out.append(f'  if (const int rc_ = impl::{fn.fastrc}({", ".join(a.name for a in fn.args)}); '
+                   f'rc_ != impl::kDeclined) return rc_;')
     if fn.ret != 'double':  # (MPI_Wtime and MPI_Wtick touch no state)
         out.append('  shmcoll::wait::Serial serial_;  // (MPI_THREAD_MULTIPLE: wait/serial.h)')
     out.append(f'  Call call_("{name}", {errcomm});')

@@ -265,6 +265,15 @@ static void holes(long iters, uint64_t seed) {
 }
 
 #ifdef SHMCOLL
+/* An error code's string names the function that failed ("MPI_Bcast: ..."). */
+static void names_fn(int rc, const char *fn, int c) {
+  char s[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, s, &len);
+  const size_t k = strlen(fn);
+  if (strncmp(s, fn, k) != 0 || s[k] != ':') tu_fail("disagree %d: the error string \"%s\" does not name %s", c, s, fn);
+}
+
 /* 4: counts that disagree (erroneous): the classes, and nothing else written. */
 static void disagree(uint64_t seed) {
   struct {
@@ -289,6 +298,7 @@ static void disagree(uint64_t seed) {
       const int rc = MPI_Bcast(area + GUARD, mine, MPI_BYTE, root, MPI_COMM_WORLD);
       int cls = MPI_SUCCESS;
       if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+      if (rc != MPI_SUCCESS) names_fn(rc, "MPI_Bcast", c);
       if (tu_rank != root && cls != cases[c].cls)
         tu_fail("disagree %d (root %d sends %d bytes, %d posted): class %d, expected %d", c, root, cases[c].rootBytes,
                 mine, cls, cases[c].cls);
@@ -319,6 +329,7 @@ static void disagree(uint64_t seed) {
       free(mine);
       int cls = MPI_SUCCESS;
       if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+      if (rc != MPI_SUCCESS) names_fn(rc, "MPI_Gather", c);
       const int expect = tu_rank == root && tu_size > 1 ? g[c].cls : MPI_SUCCESS;
       if (cls != expect)
         tu_fail("gather disagree %d (root %d, %d bytes sent, %d posted): class %d, expected %d", c, root, g[c].sent,
@@ -349,6 +360,7 @@ static void disagree(uint64_t seed) {
       free(all);
       int cls = MPI_SUCCESS;
       if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+      if (rc != MPI_SUCCESS) names_fn(rc, "MPI_Scatter", c);
       const int expect = tu_rank != root ? sc[c].cls : MPI_SUCCESS;
       if (cls != expect)
         tu_fail("scatter disagree %d (root %d, %d bytes sent, %d posted): class %d, expected %d", c, root, sc[c].sent,
