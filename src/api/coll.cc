@@ -217,6 +217,73 @@ int allgatherv(Call& call, const void* sendbuf, C sendcount, MPI_Datatype sendty
   return allgatherCommon(call, coll::Op::kAllgatherv, sendbuf, sendcount, sendtype, a, c);
 }
 
+// The fast paths (desc/coll.txt, fastrc=; coll_common.h) of MPI_Barrier,
+// MPI_Alltoall and MPI_Allgather: the blocking calls on an
+// intracommunicator whose arguments pass every check above, run without a
+// Call (one is made only to report an error of the engine).
+namespace {
+
+int fastFailed(const char* fn, MPI_Comm comm, int rc) {
+  const Call call(fn, comm);
+  return check::engine(call, rc);
+}
+
+}  // namespace
+
+int barrierFast(MPI_Comm comm) {
+  rt::Comm* c = fastComm(comm);
+  if (!c) return kDeclined;
+  if (const int rc = coll::barrier(rt::placeOf(*c))) [[unlikely]]
+    return fastFailed("MPI_Barrier", comm, rc);
+  return MPI_SUCCESS;
+}
+
+int alltoallFast(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm) {
+  rt::Comm* c = fastComm(comm);
+  if (!c) return kDeclined;
+  const uint32_t n = c->team.size();
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  const dt::Type* rtype = fastSide(recvbuf, recvcount, recvtype, n);
+  const dt::Type* stype = inPlace ? rtype : fastSide(sendbuf, sendcount, sendtype, n);
+  if (!rtype || !stype) return kDeclined;
+  PairArgs<UniformSide> a;
+  a.op = coll::Op::kAlltoall;
+  a.skipEmpty = true;
+  a.r = {sideOf(recvbuf, rtype), static_cast<uint64_t>(recvcount)};
+  a.s = inPlace ? a.r : UniformSide{sideOf(sendbuf, stype), static_cast<uint64_t>(sendcount)};
+  coll::Flags f;
+  f.inPlace = inPlace;
+  if (const int rc = coll::exchange(rt::placeOf(*c), a, f)) [[unlikely]]
+    return fastFailed("MPI_Alltoall", comm, rc);
+  return MPI_SUCCESS;
+}
+
+int allgatherFast(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  rt::Comm* c = fastComm(comm);
+  if (!c) return kDeclined;
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  const dt::Type* rtype = fastSide(recvbuf, recvcount, recvtype, c->team.size());
+  const dt::Type* stype = inPlace ? rtype : fastSide(sendbuf, sendcount, sendtype, 1);
+  if (!rtype || !stype) return kDeclined;
+  AllgatherArgs<int, int> a;
+  a.op = coll::Op::kAllgather;
+  a.skipEmpty = true;
+  a.broadcast = true;
+  a.r = sideOf(recvbuf, rtype);
+  a.rc = static_cast<uint64_t>(recvcount);
+  if (!inPlace) {
+    a.s = sideOf(sendbuf, stype);
+    a.sc = static_cast<uint64_t>(sendcount);
+  }
+  a.inPlace = inPlace;
+  a.me = c->team.rank;
+  if (const int rc = coll::exchange(rt::placeOf(*c), a, coll::Flags{})) [[unlikely]]
+    return fastFailed("MPI_Allgather", comm, rc);
+  return MPI_SUCCESS;
+}
+
 }  // namespace shmcoll::api::impl
 
 #include "generated/entry_coll.inc"  // the MPI_ and PMPI_ entry points (src/api/desc/coll.txt)

@@ -93,7 +93,16 @@ static int mismatch_case(int op, MPI_Comm comm, const int *S, const int *R, cons
   if (w)
     for (int p = 0; p < n; ++p) sd[p] /= 4, rd[p] /= 4;
   int cls = MPI_SUCCESS;
-  if (r != MPI_SUCCESS) MPI_Error_class(r, &cls);
+  if (r != MPI_SUCCESS) {
+    MPI_Error_class(r, &cls);
+    /* the error string names the function ("MPI_Alltoall: ...") */
+    char es[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(r, es, &len);
+    const size_t k = strlen(tu_opname[op]);
+    if (strncmp(es, tu_opname[op], k) != 0 || es[k] != ':')
+      tu_fail("%s '%s': the error string \"%s\" does not name the function", tu_opname[op], label, es);
+  }
   if (truncated && cls != MPI_ERR_TRUNCATE)
     tu_fail("%s '%s': a peer sent more than this rank posted, expected MPI_ERR_TRUNCATE, got class %d", tu_opname[op],
             label, cls);
