@@ -162,21 +162,19 @@ int init(int requiredThread, int* provided) {
   // one that can run, and a rank alone on its core finds its peers' answer
   // in a few yields where a futex sleep would leave the core idle and cost a
   // wake-up through the kernel (3 ranks on 2 cores: 8-byte alltoall 7.0 ->
-  // 3.4 us; 4 on 2: 4 KiB 12.5 -> 7.7).  With more ranks per core, sleep
-  // after one yield: the yields of ranks that cannot progress would take
-  // turns from those that can (6 ranks on 2 cores: 4 KiB alltoall 21.6 ->
-  // 36.8 us with 64 yields; 5 on 2 was as often slower as faster).  Each
-  // call then costs about one context switch per rank, which is the floor
-  // (docs/perf-log/notebook.md).
+  // 3.4 us; 4 on 2: 4 KiB 12.5 -> 7.7).  With more ranks per core, 8 yields:
+  // 64 let the ranks that cannot progress take too many turns from those
+  // that can, one sent nearly every waiting rank to sleep and the wake-ups
+  // through the kernel cost more (8 ranks on 2 cores, 1 -> 8 yields: barrier
+  // 11.5 -> 6.9 us, 8-byte gather 1.08 -> 0.70, with a barrier before each
+  // call 8-byte reduce 19.5 -> 8.2 with 16; 16 ranks: 8-byte reduce 2.13 ->
+  // 1.27, 4 KiB 73.9 -> 26.1; docs/PERFORMANCE.md, 2026-11-30).
   wait::WaitPolicy wp;
   const bool crowded = e.size > 2 * static_cast<uint64_t>(ncores);
   wp.spins = static_cast<uint32_t>(std::min<uint64_t>(
       UINT32_MAX, settings::tuned(settings::Id::kWaitSpins, nullptr, e.size, c.oversubscribed ? 0 : 20000)));
-  wp.yields =
-      static_cast<uint32_t>(std::min<uint64_t>(UINT32_MAX, settings::tuned(settings::Id::kWaitYields, nullptr, e.size,
-                                                                           !c.oversubscribed ? 8
-                                                                           : crowded         ? 1
-                                                                                             : 64)));
+  wp.yields = static_cast<uint32_t>(std::min<uint64_t>(
+      UINT32_MAX, settings::tuned(settings::Id::kWaitYields, nullptr, e.size, c.oversubscribed && !crowded ? 64 : 8)));
   wp.streamSpinNs = static_cast<uint32_t>(std::min<uint64_t>(
       UINT32_MAX, settings::tuned(settings::Id::kStreamSpinNs, nullptr, e.size, c.oversubscribed ? 8000 : 0)));
   if (settings::flag(settings::Id::kWaitNoTimeout)) wp.sleepNs = 0;

@@ -28,8 +28,8 @@
 // microseconds, both sides fence as before (SHMCOLL_WAKE_FENCE).
 //
 // With more ranks than cores, spinning burns the core the peer needs, so the
-// rank skips the spin phase and sleeps after one yield: progress then runs at
-// context-switch speed, not at time-slice speed.
+// rank skips the spin phase and sleeps after a few yields (runtime/context.cc):
+// progress then runs at context-switch speed, not at time-slice speed.
 #pragma once
 
 #include <algorithm>
