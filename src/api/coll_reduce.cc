@@ -185,8 +185,8 @@ int reduceScatter(Call& call, const void* sendbuf, void* recvbuf, const C recvco
 }
 
 template <class C>
-int reduceScatterBlock(Call& call, const void* sendbuf, void* recvbuf, C recvcount, const dt::Type* datatype, MPI_Op op,
-                       rt::Comm* c) {
+int reduceScatterBlock(Call& call, const void* sendbuf, void* recvbuf, C recvcount, const dt::Type* datatype,
+                       MPI_Op op, rt::Comm* c) {
   return reduceScatterAny<C>(call, sendbuf, recvbuf, nullptr, recvcount, datatype, op, c);
 }
 

@@ -163,12 +163,12 @@ int init(int requiredThread, int* provided) {
   // in a few yields where a futex sleep would leave the core idle and cost a
   // wake-up through the kernel (3 ranks on 2 cores: 8-byte alltoall 7.0 ->
   // 3.4 us; 4 on 2: 4 KiB 12.5 -> 7.7).  With more ranks per core, 8 yields:
-  // 64 let the ranks that cannot progress take too many turns from those
-  // that can, one sent nearly every waiting rank to sleep and the wake-ups
-  // through the kernel cost more (8 ranks on 2 cores, 1 -> 8 yields: barrier
-  // 11.5 -> 6.9 us, 8-byte gather 1.08 -> 0.70, with a barrier before each
-  // call 8-byte reduce 19.5 -> 8.2 with 16; 16 ranks: 8-byte reduce 2.13 ->
-  // 1.27, 4 KiB 73.9 -> 26.1; docs/PERFORMANCE.md, 2026-11-30).
+  // with one, nearly every waiting rank went to sleep and paid a wake-up
+  // through the kernel (8 ranks on 2 cores, 1 -> 8 yields: barrier 11.5 ->
+  // 6.9 us, 8-byte gather 1.08 -> 0.70; with a barrier before each call,
+  // 8-byte reduce 19.5 -> 8.2 with 16; 16 ranks: 8-byte reduce 2.13 -> 1.27,
+  // 4 KiB 73.9 -> 26.1); 16 and 64 gave about what 8 gives back to back at
+  // 4 ranks a core (docs/PERFORMANCE.md, 2026-11-30).
   wait::WaitPolicy wp;
   const bool crowded = e.size > 2 * static_cast<uint64_t>(ncores);
   wp.spins = static_cast<uint32_t>(std::min<uint64_t>(
