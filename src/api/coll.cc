@@ -220,15 +220,7 @@ int allgatherv(Call& call, const void* sendbuf, C sendcount, MPI_Datatype sendty
 // The fast paths (desc/coll.txt, fastrc=; coll_common.h) of MPI_Barrier,
 // MPI_Alltoall and MPI_Allgather: the blocking calls on an
 // intracommunicator whose arguments pass every check above, run without a
-// Call (one is made only to report an error of the engine).
-namespace {
-
-int fastFailed(const char* fn, MPI_Comm comm, int rc) {
-  const Call call(fn, comm);
-  return check::engine(call, rc);
-}
-
-}  // namespace
+// Call (one is made only to report an error of the engine: fastFailed).
 
 int barrierFast(MPI_Comm comm) {
   rt::Comm* c = fastComm(comm);

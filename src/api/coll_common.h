@@ -283,6 +283,12 @@ inline const dt::Type* fastSide(const void* buf, int count, MPI_Datatype type, u
     return nullptr;
   return t;
 }
+// An error of the engine in a fast path: reported through a Call made now,
+// naming the function `fn` (as check::engine does for the checked path).
+[[gnu::cold]] inline int fastFailed(const char* fn, MPI_Comm comm, int rc) {
+  const Call call(fn, comm);
+  return check::engine(call, rc);
+}
 inline bool fastBlock(const void* buf, int count, MPI_Datatype type, coll::Block* out) {
   const dt::Type* t = fastSide(buf, count, type, 1);
   if (!t) return false;

@@ -149,11 +149,6 @@ bool fastReduction(const void* sendbuf, void* recvbuf, bool out, int count, MPI_
   return true;
 }
 
-int reductionFailed(const char* fn, MPI_Comm comm, int rc) {
-  const Call call(fn, comm);
-  return check::engine(call, rc);
-}
-
 }  // namespace
 
 int reduceFast(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
@@ -165,7 +160,7 @@ int reduceFast(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   if (!c || (!atRoot && sendbuf == MPI_IN_PLACE) || !fastReduction(sendbuf, recvbuf, atRoot, count, datatype, op, &r))
     return kDeclined;
   if (const int rc = coll::reduce(rt::placeOf(*c), r, root)) [[unlikely]]
-    return reductionFailed("MPI_Reduce", comm, rc);
+    return fastFailed("MPI_Reduce", comm, rc);
   return MPI_SUCCESS;
 }
 
@@ -174,7 +169,7 @@ int allreduceFast(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   coll::Reduction r;
   if (!c || !fastReduction(sendbuf, recvbuf, true, count, datatype, op, &r)) return kDeclined;
   if (const int rc = coll::allreduce(rt::placeOf(*c), r)) [[unlikely]]
-    return reductionFailed("MPI_Allreduce", comm, rc);
+    return fastFailed("MPI_Allreduce", comm, rc);
   return MPI_SUCCESS;
 }
 

@@ -221,10 +221,8 @@ int bcastFast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
   if (!c || !fastBlock(buffer, count, datatype, &a.block)) return kDeclined;
   a.op = coll::Op::kBcast;
   intraBcast(&a, static_cast<uint32_t>(root), c->team.rank);
-  if (const int rc = coll::exchange(rt::placeOf(*c), a, coll::Flags{})) [[unlikely]] {
-    const Call call("MPI_Bcast", comm);
-    return check::engine(call, rc);
-  }
+  if (const int rc = coll::exchange(rt::placeOf(*c), a, coll::Flags{})) [[unlikely]]
+    return fastFailed("MPI_Bcast", comm, rc);
   return MPI_SUCCESS;
 }
 
@@ -270,10 +268,8 @@ int gatherScatterFast(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   } else if (!fastBlock(leafBuf, leafCount, leafType, &a.mine)) {
     return kDeclined;
   }
-  if (const int rc = coll::exchange(rt::placeOf(*c), a, coll::Flags{})) [[unlikely]] {
-    const Call call(kGather ? "MPI_Gather" : "MPI_Scatter", comm);
-    return check::engine(call, rc);
-  }
+  if (const int rc = coll::exchange(rt::placeOf(*c), a, coll::Flags{})) [[unlikely]]
+    return fastFailed(kGather ? "MPI_Gather" : "MPI_Scatter", comm, rc);
   return MPI_SUCCESS;
 }
 
