@@ -139,10 +139,10 @@ bool fastReduction(const void* sendbuf, void* recvbuf, bool out, int count, MPI_
                    coll::Reduction* r) {
   const bool inPlace = sendbuf == MPI_IN_PLACE;
   const dt::Type* t = fastSide(out ? recvbuf : sendbuf, count, datatype, 1);
-  if (!t || (out && !inPlace && !fastSide(sendbuf, count, datatype, 1)) || op::check(op, t)) [[unlikely]]
-    return false;
+  if (!t || (out && !inPlace && !fastSide(sendbuf, count, datatype, 1)) || !op::predefinedOperator(op, t, &r->op))
+      [[unlikely]]
+    return false;  // (a user operation, a derived type or an error: the entry's checks, in order)
   r->type = t;
-  r->op = op::makeOperator(op, t->handle);
   r->count = static_cast<uint64_t>(count);
   r->in = inPlace ? nullptr : sendbuf;
   r->out = out ? recvbuf : nullptr;

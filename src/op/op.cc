@@ -19,6 +19,7 @@
 #include "op/op.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstring>
 #include <type_traits>
@@ -107,16 +108,16 @@ struct Basic {
 };
 
 template <class T>
-Basic arithBasic(uint8_t cls) {
+constexpr Basic arithBasic(uint8_t cls) {
   return {cls, [](Kind k, const void* in, void* io, uint64_t n, bool) { arith<T>(k, in, io, n); }, sizeof(T)};
 }
 template <class T>
-Basic complexBasic() {
+constexpr Basic complexBasic() {
   return {kComplex, [](Kind k, const void* in, void* io, uint64_t n, bool) { complexOp<T>(k, in, io, n); },
           2 * sizeof(T)};
 }
 template <class V>
-Basic pairBasic() {
+constexpr Basic pairBasic() {
   struct P {
     V v;
     int i;
@@ -131,56 +132,58 @@ Basic pairBasic() {
 }
 
 // Indexed by the builtin id (handle low byte).
+// (Built at compile time: every reduction looks its kernel up here.)
+constexpr auto kBasics = [] {
+  std::array<Basic, SHMCOLL_DT_BUILTIN_COUNT> t{};
+  auto set = [&](MPI_Datatype d, Basic b) { t[static_cast<uint32_t>(d) & 0xff] = b; };
+  set(MPI_CHAR, arithBasic<signed char>(kInt));
+  set(MPI_SIGNED_CHAR, arithBasic<signed char>(kInt));
+  set(MPI_UNSIGNED_CHAR, arithBasic<unsigned char>(kInt));
+  set(MPI_BYTE, arithBasic<unsigned char>(kByte));
+  set(MPI_SHORT, arithBasic<short>(kInt));
+  set(MPI_UNSIGNED_SHORT, arithBasic<unsigned short>(kInt));
+  set(MPI_INT, arithBasic<int>(kInt));
+  set(MPI_UNSIGNED, arithBasic<unsigned>(kInt));
+  set(MPI_LONG, arithBasic<long>(kInt));
+  set(MPI_UNSIGNED_LONG, arithBasic<unsigned long>(kInt));
+  set(MPI_LONG_LONG_INT, arithBasic<long long>(kInt));
+  set(MPI_UNSIGNED_LONG_LONG, arithBasic<unsigned long long>(kInt));
+  set(MPI_FLOAT, arithBasic<float>(kFloat));
+  set(MPI_DOUBLE, arithBasic<double>(kFloat));
+  set(MPI_LONG_DOUBLE, arithBasic<long double>(kFloat));
+  set(MPI_INT8_T, arithBasic<int8_t>(kInt));
+  set(MPI_INT16_T, arithBasic<int16_t>(kInt));
+  set(MPI_INT32_T, arithBasic<int32_t>(kInt));
+  set(MPI_INT64_T, arithBasic<int64_t>(kInt));
+  set(MPI_UINT8_T, arithBasic<uint8_t>(kInt));
+  set(MPI_UINT16_T, arithBasic<uint16_t>(kInt));
+  set(MPI_UINT32_T, arithBasic<uint32_t>(kInt));
+  set(MPI_UINT64_T, arithBasic<uint64_t>(kInt));
+  set(MPI_C_BOOL, arithBasic<uint8_t>(kLogical));
+  set(MPI_CXX_BOOL, arithBasic<uint8_t>(kLogical));
+  set(MPI_C_FLOAT_COMPLEX, complexBasic<float>());
+  set(MPI_C_DOUBLE_COMPLEX, complexBasic<double>());
+  set(MPI_C_LONG_DOUBLE_COMPLEX, complexBasic<long double>());
+  set(MPI_CXX_FLOAT_COMPLEX, complexBasic<float>());
+  set(MPI_CXX_DOUBLE_COMPLEX, complexBasic<double>());
+  set(MPI_CXX_LONG_DOUBLE_COMPLEX, complexBasic<long double>());
+  set(MPI_AINT, arithBasic<int64_t>(kInt));
+  set(MPI_OFFSET, arithBasic<int64_t>(kInt));
+  set(MPI_COUNT, arithBasic<int64_t>(kInt));
+  set(MPI_FLOAT_INT, pairBasic<float>());
+  set(MPI_DOUBLE_INT, pairBasic<double>());
+  set(MPI_LONG_INT, pairBasic<long>());
+  set(MPI_2INT, pairBasic<int>());
+  set(MPI_SHORT_INT, pairBasic<short>());
+  set(MPI_LONG_DOUBLE_INT, pairBasic<long double>());
+  return t;
+}();
+
 const Basic* basicOf(MPI_Datatype h) {
-  static const std::vector<Basic> table = [] {
-    std::vector<Basic> t(SHMCOLL_DT_BUILTIN_COUNT);
-    auto set = [&](MPI_Datatype d, Basic b) { t[static_cast<uint32_t>(d) & 0xff] = b; };
-    set(MPI_CHAR, arithBasic<signed char>(kInt));
-    set(MPI_SIGNED_CHAR, arithBasic<signed char>(kInt));
-    set(MPI_UNSIGNED_CHAR, arithBasic<unsigned char>(kInt));
-    set(MPI_BYTE, arithBasic<unsigned char>(kByte));
-    set(MPI_SHORT, arithBasic<short>(kInt));
-    set(MPI_UNSIGNED_SHORT, arithBasic<unsigned short>(kInt));
-    set(MPI_INT, arithBasic<int>(kInt));
-    set(MPI_UNSIGNED, arithBasic<unsigned>(kInt));
-    set(MPI_LONG, arithBasic<long>(kInt));
-    set(MPI_UNSIGNED_LONG, arithBasic<unsigned long>(kInt));
-    set(MPI_LONG_LONG_INT, arithBasic<long long>(kInt));
-    set(MPI_UNSIGNED_LONG_LONG, arithBasic<unsigned long long>(kInt));
-    set(MPI_FLOAT, arithBasic<float>(kFloat));
-    set(MPI_DOUBLE, arithBasic<double>(kFloat));
-    set(MPI_LONG_DOUBLE, arithBasic<long double>(kFloat));
-    set(MPI_INT8_T, arithBasic<int8_t>(kInt));
-    set(MPI_INT16_T, arithBasic<int16_t>(kInt));
-    set(MPI_INT32_T, arithBasic<int32_t>(kInt));
-    set(MPI_INT64_T, arithBasic<int64_t>(kInt));
-    set(MPI_UINT8_T, arithBasic<uint8_t>(kInt));
-    set(MPI_UINT16_T, arithBasic<uint16_t>(kInt));
-    set(MPI_UINT32_T, arithBasic<uint32_t>(kInt));
-    set(MPI_UINT64_T, arithBasic<uint64_t>(kInt));
-    set(MPI_C_BOOL, arithBasic<uint8_t>(kLogical));
-    set(MPI_CXX_BOOL, arithBasic<uint8_t>(kLogical));
-    set(MPI_C_FLOAT_COMPLEX, complexBasic<float>());
-    set(MPI_C_DOUBLE_COMPLEX, complexBasic<double>());
-    set(MPI_C_LONG_DOUBLE_COMPLEX, complexBasic<long double>());
-    set(MPI_CXX_FLOAT_COMPLEX, complexBasic<float>());
-    set(MPI_CXX_DOUBLE_COMPLEX, complexBasic<double>());
-    set(MPI_CXX_LONG_DOUBLE_COMPLEX, complexBasic<long double>());
-    set(MPI_AINT, arithBasic<int64_t>(kInt));
-    set(MPI_OFFSET, arithBasic<int64_t>(kInt));
-    set(MPI_COUNT, arithBasic<int64_t>(kInt));
-    set(MPI_FLOAT_INT, pairBasic<float>());
-    set(MPI_DOUBLE_INT, pairBasic<double>());
-    set(MPI_LONG_INT, pairBasic<long>());
-    set(MPI_2INT, pairBasic<int>());
-    set(MPI_SHORT_INT, pairBasic<short>());
-    set(MPI_LONG_DOUBLE_INT, pairBasic<long double>());
-    return t;
-  }();
   if (rt::builtinSize(h) == 0) return nullptr;
   const uint32_t id = static_cast<uint32_t>(h) & 0xff;
-  if (id >= table.size() || !table[id].fn) return nullptr;
-  return &table[id];
+  if (id >= kBasics.size() || !kBasics[id].fn) return nullptr;
+  return &kBasics[id];
 }
 
 // The one builtin type a type map is made of; 0 when it mixes several (or is empty).
@@ -341,19 +344,36 @@ void unhold(MPI_Op op) {
   if (UserOp* u = heldUser(op); u && u->holds) --u->holds;
 }
 
+namespace {
+
+// A predefined operation's kernel on a predefined type, found once when the
+// operator is made rather than on every fold (an 8-byte MPI_Reduce folds
+// once per call).
+coll::Operator kernelOperator(const OpInfo& info, const Basic& b) {
+  coll::Operator o;
+  o.a = static_cast<uint64_t>(info.kind);
+  o.b = reinterpret_cast<uintptr_t>(b.fn);
+  o.apply = [](const coll::Operator& self, const void* in, void* inout, uint64_t count, const dt::Type*) {
+    if (count) reinterpret_cast<BasicFn>(self.b)(static_cast<Kind>(self.a), in, inout, count, false);
+  };
+  return o;  // (nothing to hold)
+}
+
+}  // namespace
+
+bool predefinedOperator(MPI_Op op, const dt::Type* t, coll::Operator* out) {
+  const OpInfo* info = predefined(op);
+  if (!info || !t->builtin || !t->committed || t->size == 0) return false;
+  const Basic* b = basicOf(t->handle);
+  if (!b || !(b->cls & info->classes)) return false;
+  *out = kernelOperator(*info, *b);
+  return true;
+}
+
 coll::Operator makeOperator(MPI_Op op, MPI_Datatype type) {
   coll::Operator o;
-  // A predefined operation on a predefined type: its kernel, found once here
-  // rather than on every fold (an 8-byte MPI_Reduce folds once per call).
   if (const OpInfo* info = predefined(op); info && rt::builtinSize(type)) {
-    if (const Basic* b = basicOf(type)) {
-      o.a = static_cast<uint64_t>(info->kind);
-      o.b = reinterpret_cast<uintptr_t>(b->fn);
-      o.apply = [](const coll::Operator& self, const void* in, void* inout, uint64_t count, const dt::Type*) {
-        if (count) reinterpret_cast<BasicFn>(self.b)(static_cast<Kind>(self.a), in, inout, count, false);
-      };
-      return o;  // (nothing to hold)
-    }
+    if (const Basic* b = basicOf(type)) return kernelOperator(*info, *b);
   }
   o.a = static_cast<uint64_t>(static_cast<uint32_t>(op));
   o.b = static_cast<uint64_t>(static_cast<uint32_t>(type));

@@ -68,6 +68,11 @@ bool definedOn(MPI_Op op, MPI_Datatype builtin);
 // above with the resolved type, and hold()/unhold() of the operation.
 // `check` must have accepted (op, type).
 coll::Operator makeOperator(MPI_Op op, MPI_Datatype type);
+// check() and makeOperator() in one look-up for the common case, a
+// predefined operation on a committed predefined type it is defined on:
+// true with *out set; false for every other pair (then check() says whether
+// and why it is refused, and makeOperator() builds it), *out untouched.
+bool predefinedOperator(MPI_Op op, const dt::Type* t, coll::Operator* out);
 
 // User operations (MPI_Op_create / MPI_Op_create_c; exactly one of fn, fnc).
 MPI_Op create(MPI_User_function* fn, MPI_User_function_c* fnc, bool commute);
