@@ -12,6 +12,8 @@
 // (not scan and exscan, which the standard does not define there: their
 // entry points refuse one) each group gets the other group's inputs reduced,
 // and MPI_IN_PLACE is not allowed.
+#include <algorithm>
+#include <climits>
 #include <vector>
 
 #include "api/coll_common.h"
@@ -170,6 +172,34 @@ int allreduceFast(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   if (!c || !fastReduction(sendbuf, recvbuf, true, count, datatype, op, &r)) return kDeclined;
   if (const int rc = coll::allreduce(rt::placeOf(*c), r)) [[unlikely]]
     return fastFailed("MPI_Allreduce", comm, rc);
+  return MPI_SUCCESS;
+}
+
+// (A team of at most this many ranks: the counts on the stack.)
+constexpr uint32_t kFastScatterRanks = 64;
+
+int reduceScatterBlockFast(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                           MPI_Comm comm) {
+  rt::Comm* c = fastComm(comm);
+  if (!c || recvcount < 0 || c->team.size() > kFastScatterRanks) return kDeclined;
+  const uint32_t n = c->team.size();
+  const uint64_t total = uint64_t{n} * static_cast<uint64_t>(recvcount);
+  if (total > INT_MAX) return kDeclined;
+  // In place, the whole input is in recvbuf.
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  const dt::Type* t = fastSide(recvbuf, inPlace ? static_cast<int>(total) : recvcount, datatype, 1);
+  coll::Reduction r;
+  if (!t || (!inPlace && !fastSide(sendbuf, static_cast<int>(total), datatype, 1)) ||
+      !op::predefinedOperator(op, t, &r.op)) [[unlikely]]
+    return kDeclined;
+  r.type = t;
+  r.count = total;
+  r.in = inPlace ? nullptr : sendbuf;
+  r.out = recvbuf;
+  uint64_t counts[kFastScatterRanks];
+  std::fill_n(counts, n, static_cast<uint64_t>(recvcount));
+  if (const int rc = coll::reduceScatter(rt::placeOf(*c), r, counts, true)) [[unlikely]]
+    return fastFailed("MPI_Reduce_scatter_block", comm, rc);
   return MPI_SUCCESS;
 }
 

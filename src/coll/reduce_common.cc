@@ -95,23 +95,35 @@ void copyTyped(char* dst, const char* src, uint64_t count, const dt::Type* type)
   }
 }
 
-Slices Slices::even(uint32_t n, uint64_t count) {
-  Slices s(n);
-  const uint64_t base = count / n, rem = count % n;
-  for (uint32_t k = 0; k < n; ++k) {
-    s.len[k] = base + (k < rem ? 1 : 0);
-    s.start[k + 1] = s.start[k] + s.len[k];
+uint64_t* Slices::room(uint32_t n) {
+  uint64_t* m = here_;
+  if (n > kHere) {
+    heap_.resize(2 * uint64_t{n} + 1);
+    m = heap_.data();
   }
-  return s;
+  start = m;
+  len = m + n + 1;
+  m[0] = 0;
+  return m;
 }
 
-Slices Slices::given(uint32_t n, const uint64_t* counts) {
-  Slices s(n);
+Slices::Slices(uint32_t n, uint64_t count, Even) {
+  uint64_t* m = room(n);
+  uint64_t *st = m, *ln = m + n + 1;
+  const uint64_t base = count / n, rem = count % n;
   for (uint32_t k = 0; k < n; ++k) {
-    s.len[k] = counts[k];
-    s.start[k + 1] = s.start[k] + counts[k];
+    ln[k] = base + (k < rem ? 1 : 0);
+    st[k + 1] = st[k] + ln[k];
   }
-  return s;
+}
+
+Slices::Slices(uint32_t n, const uint64_t* counts) {
+  uint64_t* m = room(n);
+  uint64_t *st = m, *ln = m + n + 1;
+  for (uint32_t k = 0; k < n; ++k) {
+    ln[k] = counts[k];
+    st[k + 1] = st[k] + counts[k];
+  }
 }
 
 Reducer::Reducer(Team& team, const Reduction& r, Op opc)
@@ -129,7 +141,7 @@ int Reducer::toOwners(const Slices& s, TypedBuf& t) {
   a.recvFn = [&](uint32_t p) { return Block{t.at(p * mine), mine, r_.type}; };
   a.sendsFn = [&](uint32_t p) { return s.len[p] > 0; };
   a.receivesFn = [&](uint32_t) { return mine > 0; };
-  return innerExchange(team_, a);
+  return innerExchangeFinal(team_, a);
 }
 
 void Reducer::fold(char* dst, const TypedBuf& t, uint32_t k, uint64_t len) const {
@@ -147,7 +159,7 @@ int Reducer::allgatherSlices(const Slices& s) {
   a.recvFn = [&](uint32_t p) { return outSlice(s, p); };
   a.sendsFn = [&](uint32_t) { return s.len[me_] > 0; };
   a.receivesFn = [&](uint32_t p) { return s.len[p] > 0; };
-  return innerExchange(team_, a);
+  return innerExchangeFinal(team_, a);
 }
 
 int Reducer::alone() {

@@ -83,12 +83,27 @@ class FnArgs final : public ExchangeArgs {
   bool receives(uint32_t p) const override { return !receivesFn || receivesFn(p); }
 };
 
-// One slice of the elements per rank.
-struct Slices {
-  std::vector<uint64_t> start, len;
-  explicit Slices(uint32_t n) : start(n + 1), len(n) {}
-  static Slices even(uint32_t n, uint64_t count);
-  static Slices given(uint32_t n, const uint64_t* counts);
+// One slice of the elements per rank: slice k is elements start[k] ..
+// start[k] + len[k] - 1.  Teams of up to kHere ranks keep the bounds in the
+// object (a small reduction must not allocate on every call).
+class Slices {
+ public:
+  struct Even {};
+  // Even: as equal as possible, the first count % n one element longer.
+  Slices(uint32_t n, uint64_t count, Even);
+  // Given: slice k has counts[k] elements.
+  Slices(uint32_t n, const uint64_t* counts);
+  Slices(const Slices&) = delete;
+  Slices& operator=(const Slices&) = delete;
+
+  const uint64_t* start = nullptr;  // n + 1 entries
+  const uint64_t* len = nullptr;    // n entries
+
+ private:
+  static constexpr uint32_t kHere = 16;
+  uint64_t* room(uint32_t n);
+  uint64_t here_[2 * kHere + 1];
+  std::vector<uint64_t> heap_;
 };
 
 // One rank's view of one blocking reduction.

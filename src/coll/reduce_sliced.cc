@@ -36,7 +36,7 @@ using reduction::Slices;
 using reduction::TypedBuf;
 
 int allreduce(Reducer& x) {
-  Slices s = Slices::even(x.n_, x.r_.count);
+  const Slices s(x.n_, x.r_.count, Slices::Even{});
   TypedBuf t(uint64_t{x.n_} * s.len[x.me_], x.r_.type);
   SHMCOLL_CHECK(x.toOwners(s, t));
   x.fold(x.out_ + x.off(s.start[x.me_]), t, x.n_, s.len[x.me_]);
@@ -46,7 +46,7 @@ int allreduce(Reducer& x) {
 int reduce(Reducer& x, uint32_t root) {
   const uint32_t me = x.me_;
   const dt::Type* type = x.r_.type;
-  Slices s = Slices::even(x.n_, x.r_.count);
+  const Slices s(x.n_, x.r_.count, Slices::Even{});
   const uint64_t mine = s.len[me];
   TypedBuf t(uint64_t{x.n_} * mine, type);
   SHMCOLL_CHECK(x.toOwners(s, t));
@@ -65,7 +65,7 @@ int reduce(Reducer& x, uint32_t root) {
 }
 
 int reduceScatter(Reducer& x, const uint64_t* counts) {
-  Slices s = Slices::given(x.n_, counts);
+  const Slices s(x.n_, counts);
   TypedBuf t(uint64_t{x.n_} * s.len[x.me_], x.r_.type);
   SHMCOLL_CHECK(x.toOwners(s, t));
   x.fold(x.out_, t, x.n_, s.len[x.me_]);
@@ -75,7 +75,7 @@ int reduceScatter(Reducer& x, const uint64_t* counts) {
 int scan(Reducer& x, bool exclusive) {
   const uint32_t n = x.n_, me = x.me_;
   const dt::Type* type = x.r_.type;
-  Slices s = Slices::even(n, x.r_.count);
+  const Slices s(n, x.r_.count, Slices::Even{});
   const uint64_t mine = s.len[me];
   TypedBuf t(uint64_t{n} * mine, type);
   SHMCOLL_CHECK(x.toOwners(s, t));
