@@ -234,6 +234,12 @@ bool HierReduce(CommState& st, const void* in, void* out, size_t count, const Fo
                 int root, bool ok);
 bool HierReduceScatterBlock(CommState& st, const void* in, void* out, size_t count, const Fold& f, MPI_Datatype type,
                             MPI_Op op, bool ok);
+// An MPI_Reduce of at most st.nodes->eager bytes (the caller has checked that), eagerly across the
+// nodes; HierEagerReduceCheck, before HierReduce with a valid root: ends the job when a process of
+// this node went eager instead (only the node's collector looks: the root, or another node's leader).
+bool HierEagerReduce(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok,
+                     MPI_Comm comm);
+void HierEagerReduceCheck(CommState& st, int root, MPI_Comm comm);
 
 // optable.cc: a predefined operation on a predefined type, as an element
 // kernel over the type's memory form (elements `extent` bytes apart):

@@ -27,8 +27,19 @@
 // m times less than each rank alone); then the leader scatters each
 // process's block to it (NodeScatter).
 //
+// Eager reduce (HierEagerReduce, at most Nodes::eager bytes): no agreement,
+// as on one node (eager.cc).  In the root's node the root folds its node's
+// contributions from the eager ring; in every other node the leader does,
+// then sends the node's result to the root over the host (one message of B
+// bytes per other node, on the communicator's duplicate Nodes::peers), and
+// returns.  Every other process copies its contribution into its ring
+// entry and returns.  The root folds the nodes' results in node order.
+// So a call costs the root's node its ring and L - 1 host messages, and no
+// process but the root and the other nodes' leaders waits for anybody.
+//
 // Order of the folds: within a node, every element is folded in the node's
-// rank order (as on one node); across nodes, in the host's order.  Every
+// rank order (as on one node); across nodes, in the host's order (eager: in
+// node order).  Every
 // process gets the same bytes (the leaders' result is handed out as it is),
 // and the same call gives the same bytes again (the host's algorithms are
 // chosen by size and communicator), but not always the bytes of the one-node
@@ -40,6 +51,7 @@
 // receive buffer itself, read in the first stage, before that.
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "nodes.h"
@@ -85,6 +97,73 @@ bool HierReduce(CommState& st, const void* in, void* out, size_t count, const Fo
   if (am_receiver && !through_seg && bytes) std::memcpy(out, nd.rbuf.data(), bytes);  // the root is the leader
   g_across.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+bool HierEagerReduce(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok,
+                     MPI_Comm comm) {
+  Nodes& nd = *st.nodes;
+  CommState& seg = *nd.seg;
+  constexpr int kTag = 2;  // (the direct alltoall's messages on nd.peers carry 1)
+  // (nd.peers: made with nd.eager, nodes.cc)
+  const int rnode = nd.node_of[static_cast<size_t>(root)];
+  const size_t bytes = count * f.extent;
+  if (nd.node != rnode) {
+    if (!nd.leader()) return EagerReduce(seg, in, nullptr, count, f, 0, ok, comm);
+    // The node's result, then to the root.
+    if (!Stage(nd.sbuf, std::max<size_t>(bytes, 1))) {
+      std::fprintf(stderr, "shmcoll-accel: MPI_Reduce: no memory for a block of %zu bytes\n", bytes);
+      EndJob(comm);
+    }
+    const bool taken = EagerReduce(seg, in, nd.sbuf.data(), count, f, 0, ok, comm);
+    if (!taken) return false;  // (this leader's arguments are invalid: EagerReduce ended the job)
+    if (PMPI_Send(nd.sbuf.data(), static_cast<int>(bytes), MPI_BYTE, root, kTag, nd.peers) != MPI_SUCCESS) {
+      std::fprintf(stderr, "shmcoll-accel: MPI_Reduce: sending the node's %zu bytes to the root failed\n", bytes);
+      EndJob(comm);
+    }
+    g_across.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  const int lroot = nd.local_of[static_cast<size_t>(root)];
+  if (st.me != root) return EagerReduce(seg, in, nullptr, count, f, lroot, ok, comm);
+  // The root: its node's result into out, then every other node's, folded in node order:
+  // out = R0 (op) (R1 (op) ... (op) R(L-1)).
+  const size_t L = static_cast<size_t>(nd.count);
+  if (!Stage(nd.rbuf, std::max<size_t>(bytes * L, 1))) {
+    std::fprintf(stderr, "shmcoll-accel: MPI_Reduce: no memory for %zu blocks of %zu bytes\n", L, bytes);
+    EndJob(comm);
+  }
+  if (!EagerReduce(seg, in, out, count, f, lroot, ok, comm)) return false;
+  auto result = [&](size_t k) { return nd.rbuf.data() + bytes * k; };
+  for (size_t k = 0; k < L; ++k) {
+    if (static_cast<int>(k) == rnode) continue;
+    MPI_Status status;
+    int got = -1;
+    const int from = nd.members[k][0];
+    if (PMPI_Recv(result(k), static_cast<int>(bytes), MPI_BYTE, from, kTag, nd.peers, &status) != MPI_SUCCESS ||
+        PMPI_Get_count(&status, MPI_BYTE, &got) != MPI_SUCCESS || got != static_cast<int>(bytes)) {
+      std::fprintf(stderr,
+                   "shmcoll-accel: MPI_Reduce: node %zu's result (from rank %d) is not the %zu bytes expected: its "
+                   "call does not match this one\n",
+                   k, from, bytes);
+      EndJob(comm);
+    }
+  }
+  if (bytes) {
+    std::memcpy(result(static_cast<size_t>(rnode)), out, bytes);
+    std::memcpy(out, result(L - 1), bytes);
+    for (size_t k = L - 1; k-- > 0;) f.apply(result(k), out, count);
+  }
+  g_across.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void HierEagerReduceCheck(CommState& st, int root, MPI_Comm comm) {
+  Nodes& nd = *st.nodes;
+  const bool rooted_here = nd.node == nd.node_of[static_cast<size_t>(root)];
+  const int collector = rooted_here ? nd.local_of[static_cast<size_t>(root)] : 0;
+  if (nd.lrank != collector) return;
+  for (int j = 0; j < nd.ln; ++j)
+    if (j != collector) EagerCheck(*nd.seg, j, "MPI_Reduce", comm);
 }
 
 bool HierReduceScatterBlock(CommState& st, const void* in, void* out, size_t count, const Fold& f, MPI_Datatype type,

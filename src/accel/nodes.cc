@@ -174,6 +174,9 @@ void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node) {
   const bool agreed = PMPI_Allreduce(own, all, 2, MPI_LONG_LONG, MPI_MIN, comm) == MPI_SUCCESS;
   const long long least = all[0];
   nd->eager = agreed && m_min >= 2 ? static_cast<size_t>(std::max(all[1], 0LL)) : 0;
+  // (an eager reduce's messages: made here, where every process is, not at the first such call,
+  // which an erroneous program may not make everywhere)
+  if (nd->eager && PMPI_Comm_dup(comm, &nd->peers) != MPI_SUCCESS) nd->eager = 0;
   if (agreed && m_min < static_cast<size_t>(n)) {
     const size_t c = static_cast<size_t>(least) / (2 * (static_cast<size_t>(n) - m_min));
     nd->chunk = c >= kLine ? c / kLine * kLine : c;

@@ -22,7 +22,7 @@ struct Nodes {
   MPI_Comm node_comm = MPI_COMM_NULL;     // my node (host communicator, for packing)
   MPI_Comm leaders = MPI_COMM_NULL;       // the local ranks 0, ranked by node; MPI_COMM_NULL elsewhere
   CommState* seg = nullptr;               // my node's segment (its own rounds, engine.cc)
-  MPI_Comm peers = MPI_COMM_NULL;         // a duplicate of the communicator for the direct alltoall's messages
+  MPI_Comm peers = MPI_COMM_NULL;         // a duplicate of the communicator: direct alltoalls, eager reduces
   // bytes of one block a round of the hierarchical alltoall moves (hier_alltoall.cc), the same on
   // every process of the communicator: the smallest slot over all nodes / (2 (n - smallest node)),
   // so that a round's blocks to or from other nodes fit half of any node's slots; 0: too small
@@ -31,8 +31,9 @@ struct Nodes {
   // m * slot / (m + n) for the smallest node and slot, so that a round's pieces fit any node's slots
   size_t gchunk = 0;
   size_t least_half = 0;  // the smallest half-slot of any node (a choice every node must make alike)
-  // bcasts of at most this many bytes go eager across the nodes (hier.cc): the least eager bound of
-  // any node's segment; 0 (none) where a node has one process, whose invalid call nobody would see
+  // bcasts and reduces of at most this many bytes go eager across the nodes (hier.cc,
+  // hier_reduce.cc): the least eager bound of any node's segment; 0 (none) where a node has one
+  // process, whose invalid call nobody would see (peers is made with it)
   size_t eager = 0;
   // the leader's staging buffers, kept between calls
   std::vector<std::vector<struct Span>> out;  // by local rank: what it receives, where it lies (NodeScatter)

@@ -30,6 +30,7 @@
 #include <cstring>
 
 #include "accel.h"
+#include "nodes.h"
 #include "rounds.h"
 
 namespace shmcoll_accel {
@@ -233,10 +234,14 @@ ACCEL_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_D
     const bool ok = foldable && (!in_place || am_root) &&
                     (in_place ? BuffersOk(in, nullptr, count, false) : BuffersOk(in, recvbuf, count, am_root));
     const size_t c = ok ? static_cast<size_t>(count) : 0;
-    if (!st->nodes && st->eager && foldable && static_cast<size_t>(count) * f.extent <= st->eager) {
-      taken = EagerReduce(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), static_cast<size_t>(count), f,
-                          root, ok, comm);
+    const size_t eager = st->nodes ? st->nodes->eager : st->eager;
+    if (eager && foldable && static_cast<size_t>(count) * f.extent <= eager) {
+      taken = st->nodes ? HierEagerReduce(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf),
+                                          static_cast<size_t>(count), f, root, ok, comm)
+                        : EagerReduce(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf),
+                                      static_cast<size_t>(count), f, root, ok, comm);
     } else {
+      if (st->nodes && eager && valid_root) HierEagerReduceCheck(*st, root, comm);
       if (!st->nodes && st->eager && valid_root && am_root)
         for (int j = 0; j < st->n; ++j)
           if (j != st->me) EagerCheck(*st, j, "MPI_Reduce", comm);

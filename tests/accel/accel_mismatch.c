@@ -14,11 +14,14 @@
  * `bcast_readers` (the reverse), `reduce` (the root's count small, the
  * others' large).  Whoever sees the other path ends the job, saying so.
  * `bcast_rank K`: only rank K's block is large (across pretend nodes: a
- * reader or a leader of another node than the root's).
+ * reader or a leader of another node than the root's); `reduce_rank K`: only
+ * rank K's count is large (across pretend nodes: a contributor of the root's
+ * node, another node's leader, which folds its node's contributions, or a
+ * contributor of another node).
  * `reduce_null`: a small reduce whose root passes a null receive buffer,
  * after the others have returned: the root ends the job, saying so.
  *
- *   accel_mismatch [bcast|bcast_readers|bcast_rank K|reduce|reduce_null]
+ *   accel_mismatch [bcast|bcast_readers|bcast_rank K|reduce|reduce_rank K|reduce_null]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -54,6 +57,9 @@ int main(int argc, char **argv) {
     MPI_Bcast(s, me == odd ? big : 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   } else if (strcmp(mode, "reduce") == 0) {
     MPI_Reduce(s, r, me == 0 ? 1 : big, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  } else if (strcmp(mode, "reduce_rank") == 0) {
+    const int odd = argc > 2 ? atoi(argv[2]) : n - 1;
+    MPI_Reduce(s, r, me == odd ? big : 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   } else {
     MPI_Reduce(s, me == 0 ? NULL : r, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   }
