@@ -27,6 +27,8 @@
 // its leader broadcasts to the other leaders (PMPI_Bcast of the user's buffer
 // and type over the leaders: the host's tree, L - 1 messages of the message's
 // size in all), and every other node broadcasts in its segment from its leader.
+// When the root leads its node, the leaders' broadcast comes first, so that
+// all the nodes broadcast in their segments at once.
 // A bcast of at most Nodes::eager bytes goes eagerly (HierEagerBcast, below).
 // Barrier: a node round, PMPI_Barrier over the leaders, a node round.
 //
@@ -172,7 +174,12 @@ bool HierBcast(CommState& st, Side& side, int root, bool ok) {
       all = PMPI_Bcast(const_cast<void*>(side.buf), side.count, side.type, rnode, nd.leaders) == MPI_SUCCESS;
   };
   bool taken;
-  if (nd.node == rnode) {
+  if (nd.node == rnode && nd.local_of[static_cast<size_t>(root)] == 0) {
+    // The root leads its node: the other nodes get the block first, and every node broadcasts
+    // in its segment at the same time, not the root's node before the others.
+    leaders_bcast();
+    taken = Bcast(*nd.seg, side, 0, all, nd.node_comm);
+  } else if (nd.node == rnode) {
     taken = Bcast(*nd.seg, side, nd.local_of[static_cast<size_t>(root)], all, nd.node_comm);
     leaders_bcast();
   } else {
