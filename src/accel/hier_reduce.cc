@@ -115,7 +115,7 @@ bool HierEagerReduce(CommState& st, const char* in, char* out, size_t count, con
       EndJob(comm);
     }
     const bool taken = EagerReduce(seg, in, nd.sbuf.data(), count, f, 0, ok, comm);
-    if (!taken) return false;  // (this leader's arguments are invalid: EagerReduce ended the job)
+    if (!taken) return false;  // (not reached: a collector with invalid arguments ends the job there)
     if (PMPI_Send(nd.sbuf.data(), static_cast<int>(bytes), MPI_BYTE, root, kTag, nd.peers) != MPI_SUCCESS) {
       std::fprintf(stderr, "shmcoll-accel: MPI_Reduce: sending the node's %zu bytes to the root failed\n", bytes);
       EndJob(comm);
