@@ -173,19 +173,13 @@ bool HierBcast(CommState& st, Side& side, int root, bool ok) {
     if (nd.leader() && all)
       all = PMPI_Bcast(const_cast<void*>(side.buf), side.count, side.type, rnode, nd.leaders) == MPI_SUCCESS;
   };
-  bool taken;
-  if (nd.node == rnode && nd.local_of[static_cast<size_t>(root)] == 0) {
-    // The root leads its node: the other nodes get the block first, and every node broadcasts
-    // in its segment at the same time, not the root's node before the others.
-    leaders_bcast();
-    taken = Bcast(*nd.seg, side, 0, all, nd.node_comm);
-  } else if (nd.node == rnode) {
-    taken = Bcast(*nd.seg, side, nd.local_of[static_cast<size_t>(root)], all, nd.node_comm);
-    leaders_bcast();
-  } else {
-    leaders_bcast();
-    taken = Bcast(*nd.seg, side, 0, all, nd.node_comm);
-  }
+  // Each node broadcasts from its leader, the root's from the root.  The leaders' bcast comes
+  // first wherever the leader has the block by then: in every node but a root's node led by
+  // another process, so that the nodes broadcast in their segments at the same time.
+  const int from = nd.node == rnode ? nd.local_of[static_cast<size_t>(root)] : 0;
+  if (from == 0) leaders_bcast();
+  const bool taken = Bcast(*nd.seg, side, from, all, nd.node_comm);
+  if (from != 0) leaders_bcast();
   if (taken) g_across.fetch_add(1, std::memory_order_relaxed);
   return taken;
 }

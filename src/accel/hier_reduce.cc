@@ -114,8 +114,7 @@ bool HierEagerReduce(CommState& st, const char* in, char* out, size_t count, con
       std::fprintf(stderr, "shmcoll-accel: MPI_Reduce: no memory for a block of %zu bytes\n", bytes);
       EndJob(comm);
     }
-    const bool taken = EagerReduce(seg, in, nd.sbuf.data(), count, f, 0, ok, comm);
-    if (!taken) return false;  // (not reached: a collector with invalid arguments ends the job there)
+    EagerReduce(seg, in, nd.sbuf.data(), count, f, 0, ok, comm);  // (a collector folds or ends the job)
     if (PMPI_Send(nd.sbuf.data(), static_cast<int>(bytes), MPI_BYTE, root, kTag, nd.peers) != MPI_SUCCESS) {
       std::fprintf(stderr, "shmcoll-accel: MPI_Reduce: sending the node's %zu bytes to the root failed\n", bytes);
       EndJob(comm);
@@ -132,7 +131,7 @@ bool HierEagerReduce(CommState& st, const char* in, char* out, size_t count, con
     std::fprintf(stderr, "shmcoll-accel: MPI_Reduce: no memory for %zu blocks of %zu bytes\n", L, bytes);
     EndJob(comm);
   }
-  if (!EagerReduce(seg, in, out, count, f, lroot, ok, comm)) return false;
+  EagerReduce(seg, in, out, count, f, lroot, ok, comm);  // (as above)
   auto result = [&](size_t k) { return nd.rbuf.data() + bytes * k; };
   for (size_t k = 0; k < L; ++k) {
     if (static_cast<int>(k) == rnode) continue;

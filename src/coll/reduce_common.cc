@@ -95,35 +95,30 @@ void copyTyped(char* dst, const char* src, uint64_t count, const dt::Type* type)
   }
 }
 
-uint64_t* Slices::room(uint32_t n) {
+template <class Len>
+void Slices::fill(uint32_t n, Len&& lenOf) {
   uint64_t* m = here_;
   if (n > kHere) {
     heap_.resize(2 * uint64_t{n} + 1);
     m = heap_.data();
   }
-  start = m;
-  len = m + n + 1;
-  m[0] = 0;
-  return m;
+  uint64_t *st = m, *ln = m + n + 1;
+  st[0] = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    ln[k] = lenOf(k);
+    st[k + 1] = st[k] + ln[k];
+  }
+  start = st;
+  len = ln;
 }
 
 Slices::Slices(uint32_t n, uint64_t count, Even) {
-  uint64_t* m = room(n);
-  uint64_t *st = m, *ln = m + n + 1;
   const uint64_t base = count / n, rem = count % n;
-  for (uint32_t k = 0; k < n; ++k) {
-    ln[k] = base + (k < rem ? 1 : 0);
-    st[k + 1] = st[k] + ln[k];
-  }
+  fill(n, [&](uint32_t k) { return base + (k < rem ? 1 : 0); });
 }
 
 Slices::Slices(uint32_t n, const uint64_t* counts) {
-  uint64_t* m = room(n);
-  uint64_t *st = m, *ln = m + n + 1;
-  for (uint32_t k = 0; k < n; ++k) {
-    ln[k] = counts[k];
-    st[k + 1] = st[k] + counts[k];
-  }
+  fill(n, [&](uint32_t k) { return counts[k]; });
 }
 
 Reducer::Reducer(Team& team, const Reduction& r, Op opc)

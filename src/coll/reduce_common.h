@@ -101,7 +101,9 @@ class Slices {
 
  private:
   static constexpr uint32_t kHere = 16;
-  uint64_t* room(uint32_t n);
+  // start and len, len[k] = lenOf(k), in here_ or heap_
+  template <class Len>
+  void fill(uint32_t n, Len&& lenOf);
   uint64_t here_[2 * kHere + 1];
   std::vector<uint64_t> heap_;
 };

@@ -321,11 +321,18 @@ MPI_Op create(MPI_User_function* fn, MPI_User_function_c* fnc, bool commute) {
   return static_cast<MPI_Op>(kUserMask | i);
 }
 
-bool definedOn(MPI_Op op, MPI_Datatype builtin) {
-  const OpInfo* info = predefined(op);
+namespace {
+
+// The kernel of predefined operation `info` on predefined type `builtin`
+// when the operation is defined on it, else null.
+const Basic* kernelFor(const OpInfo* info, MPI_Datatype builtin) {
   const Basic* b = info ? basicOf(builtin) : nullptr;
-  return b && (b->cls & info->classes);
+  return b && (b->cls & info->classes) ? b : nullptr;
 }
+
+}  // namespace
+
+bool definedOn(MPI_Op op, MPI_Datatype builtin) { return kernelFor(predefined(op), builtin) != nullptr; }
 
 bool isPredefined(MPI_Op op) { return predefined(op) != nullptr || op == MPI_REPLACE || op == MPI_NO_OP; }
 
@@ -362,19 +369,18 @@ coll::Operator kernelOperator(const OpInfo& info, const Basic& b) {
 }  // namespace
 
 bool predefinedOperator(MPI_Op op, const dt::Type* t, coll::Operator* out) {
+  if (!t->builtin || !t->committed || t->size == 0) return false;
   const OpInfo* info = predefined(op);
-  if (!info || !t->builtin || !t->committed || t->size == 0) return false;
-  const Basic* b = basicOf(t->handle);
-  if (!b || !(b->cls & info->classes)) return false;
+  const Basic* b = kernelFor(info, t->handle);
+  if (!b) return false;
   *out = kernelOperator(*info, *b);
   return true;
 }
 
 coll::Operator makeOperator(MPI_Op op, MPI_Datatype type) {
   coll::Operator o;
-  if (const OpInfo* info = predefined(op); info && rt::builtinSize(type)) {
-    if (const Basic* b = basicOf(type)) return kernelOperator(*info, *b);
-  }
+  if (const OpInfo* info = predefined(op))
+    if (const Basic* b = basicOf(type)) return kernelOperator(*info, *b);  // (null for a derived type)
   o.a = static_cast<uint64_t>(static_cast<uint32_t>(op));
   o.b = static_cast<uint64_t>(static_cast<uint32_t>(type));
   o.apply = [](const coll::Operator& self, const void* in, void* inout, uint64_t count, const dt::Type* t) {
