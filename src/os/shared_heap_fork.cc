@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +67,15 @@ constexpr int kDontUnmap = MREMAP_DONTUNMAP;
 constexpr int kDontUnmap = 4;
 #endif
 
+// mremap(2) to a fixed address, straight to the kernel: libraries that hook
+// the memory calls may pass on only mremap's first four arguments (UCX 1.13's,
+// loaded by MPICH and Open MPI, does), which would move the range to address
+// 0 instead of `to`.  MAP_FAILED on failure, as mremap.
+void* remapFixed(void* from, size_t len, int flags, void* to) {
+  const long r = syscall(SYS_mremap, from, len, len, flags | MREMAP_MAYMOVE | MREMAP_FIXED, to);
+  return r == -1 ? MAP_FAILED : reinterpret_cast<void*>(r);
+}
+
 // The sweep of a multi-threaded parent's private part (SharedHeap::sweep):
 // a step looks at up to 128 MiB of the memfd's pages (about 1 ms of
 // /proc/self/pagemap here), at most every 100 ms while it finds copies, and
@@ -127,8 +137,8 @@ bool SharedHeap::freeze() {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
   const bool parked = parkShared(lo, len);
-  if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, b + lo) == MAP_FAILED) {
-    if (parked && mremap(park_ + lo, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, b + lo) == MAP_FAILED)
+  if (remapFixed(tmp, len, 0, b + lo) == MAP_FAILED) {
+    if (parked && remapFixed(park_ + lo, len, 0, b + lo) == MAP_FAILED)
       fatal("shmcoll: fork(): cannot put the malloc heap back\n");
     if (parked) {
       reservePark(lo, len);
@@ -174,8 +184,8 @@ bool SharedHeap::parkShared(uint64_t off, uint64_t len) {
     park_ = parkMap_ + ((want + kAlign - at % kAlign) % kAlign);
     (void)madvise(parkMap_, parkMapLen_, MADV_DONTFORK);
   }
-  if (mremap(b + off, len, len, MREMAP_MAYMOVE | MREMAP_FIXED | kDontUnmap, park_ + off) == MAP_FAILED &&
-      (threadCount() != 1 || mremap(b + off, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, park_ + off) == MAP_FAILED))
+  if (remapFixed(b + off, len, kDontUnmap, park_ + off) == MAP_FAILED &&
+      (threadCount() != 1 || remapFixed(b + off, len, 0, park_ + off) == MAP_FAILED))
     return false;
   (void)madvise(park_ + off, len, MADV_DONTFORK);
   if (parkedHi_ == parkedLo_) parkedLo_ = off;
@@ -194,7 +204,7 @@ void SharedHeap::reservePark(uint64_t off, uint64_t len) {
 // it is not all parked or the kernel refuses (nothing moved then).
 bool SharedHeap::unpark(uint64_t len) {
   if (len == 0 || parkedLo_ != 0 || parkedHi_ != len) return false;
-  if (mremap(park_, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, base_.load(std::memory_order_relaxed)) == MAP_FAILED)
+  if (remapFixed(park_, len, 0, base_.load(std::memory_order_relaxed)) == MAP_FAILED)
     return false;
   reservePark(0, len);
   parkedLo_ = parkedHi_ = 0;
@@ -268,7 +278,7 @@ void SharedHeap::detachAfterFork() {
     void* tmp = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (tmp != MAP_FAILED) {
       std::memcpy(tmp, b + lo, len);
-      moved = mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, b + lo) != MAP_FAILED;
+      moved = remapFixed(tmp, len, 0, b + lo) != MAP_FAILED;
       if (!moved) munmap(tmp, len);
     }
   }
@@ -508,7 +518,7 @@ bool SharedHeap::mapShared(uint64_t off, uint64_t len) {
   char* b = base_.load(std::memory_order_relaxed);
   void* tmp = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd_, static_cast<off_t>(off));
   if (tmp == MAP_FAILED) return false;
-  if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, b + off) == MAP_FAILED)
+  if (remapFixed(tmp, len, 0, b + off) == MAP_FAILED)
     fatal("shmcoll: cannot map the malloc heap again after fork()\n");
   if (thp_) (void)madvise(b + off, len, MADV_HUGEPAGE);
   return true;
