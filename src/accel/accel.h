@@ -19,6 +19,8 @@
 #include <functional>
 #include <vector>
 
+#include "os/peer_heap.h"
+
 namespace shmcoll::dt {
 class Type;  // the engine's datatype description (src/dt/datatype.h)
 }
@@ -93,6 +95,14 @@ struct CommState {
   bool cma = false;
   size_t cma_min = 0;  // CmaMin for this node, agreed (the least among its processes)
   std::vector<long> pids;
+  // Our read-only mappings of the node's processes' shared malloc heaps (the
+  // library's malloc serves large requests from a memfd, os/shared_heap.h): a
+  // single-copy block that lies in its sender's heap is copied straight out of
+  // the mapping, with no system call (CmaPull).  By node rank, sized at the
+  // first such block; heap_refused[j]: rank j's heap could not be mapped (read
+  // with process_vm_readv from then on).
+  std::vector<shmcoll::os::PeerHeapMap> heaps;
+  std::vector<char> heap_refused;
   // The sides of the call in progress (entry.cc, engine.cc): kept, so a call allocates nothing.
   std::vector<Side> send_sides, recv_sides, one_side;
   MPI_Comm comm = MPI_COMM_NULL;               // the communicator, once TakenOrNodes has cached it
@@ -121,7 +131,8 @@ extern std::atomic<long> g_taken, g_passed;
 extern bool g_finalizing;           // set by UnmapAll
 extern std::atomic<long> g_across;  // calls taken by the hierarchical path (nodes.cc)
 extern std::atomic<long> g_direct;  // ... of them alltoalls whose blocks between nodes went direct
-extern std::atomic<long> g_single;  // calls whose blocks moved by process_vm_readv (engine.cc)
+extern std::atomic<long> g_single;  // calls whose blocks moved by single copy (engine.cc)
+extern std::atomic<long> g_heap_reads;  // ... blocks of them read out of a sender's shared malloc heap
 extern std::atomic<long> g_eager;   // eager bcasts and reduces (eager.cc)
 // Maps a segment for comm (all on one node) into st: collective, agreed.
 bool MapSegment(CommState* st, MPI_Comm comm);
@@ -185,7 +196,7 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm);
 // the read fails (fn: the MPI function, for the message).
 bool Single(const CommState& st, size_t bytes);
 void CmaOffer(const CommState& st, char* at, const char* ptr, size_t bytes);
-void CmaPull(const CommState& st, const char* at, int peer, char* dst, size_t want, const char* fn, MPI_Comm comm);
+void CmaPull(CommState& st, const char* at, int peer, char* dst, size_t want, const char* fn, MPI_Comm comm);
 bool Barrier(CommState& st);
 // Ends the job after a message this process has just printed to stderr
 // (setup.cc): waits a moment first, since a launcher that kills the job at

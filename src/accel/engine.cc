@@ -29,6 +29,7 @@
 #include <cstring>
 
 #include "accel.h"
+#include "os/shared_heap.h"
 #include "rounds.h"
 
 namespace shmcoll_accel {
@@ -55,26 +56,61 @@ namespace {
 }
 
 // A single-copy header, where a block's bytes would go in round 0 (the
-// block's piece of the sender's half): a tag naming the path and the round,
-// then the block's address and bytes in the sender's memory.
+// block's piece of the sender's half, at least a line): a tag naming the path
+// and the round, the block's address and bytes in the sender's memory, then,
+// when the block lies in the part of the sender's shared malloc heap that
+// peers may map (os/shared_heap.h), where that heap is (its base, descriptor,
+// inode and reserve), else zeros.
 constexpr uint64_t kCmaMagic = 0x53484d434f4c4c31ull;
 uint64_t CmaTag(const CommState& st) { return kCmaMagic ^ st.seq; }
+enum : size_t { kTag, kAddr, kBytes, kHeapBase, kHeapFd, kHeapIno, kHeapReserve, kHeaderWords };
+static_assert(kHeaderWords * sizeof(uint64_t) <= kLine);
+
+// Our view of `len` bytes at `addr` in rank `peer`'s heap, as its header `h`
+// describes it; nullptr when the block is not in it or the heap cannot be
+// mapped (then never tried again for that peer).
+const char* HeapView(CommState& st, const uint64_t* h, int peer, size_t len) {
+  if (!h[kHeapBase]) return nullptr;
+  const size_t n = static_cast<size_t>(st.n), j = static_cast<size_t>(peer);
+  if (st.heaps.size() != n) st.heaps.resize(n), st.heap_refused.assign(n, 0);
+  if (st.heap_refused[j]) return nullptr;
+  const shmcoll::os::PeerHeapId id{static_cast<uint32_t>(st.pids[j]), static_cast<int32_t>(h[kHeapFd]), h[kHeapIno],
+                                   h[kHeapReserve]};
+  const char* v = st.heaps[j].view(id, h[kAddr] - h[kHeapBase], len);
+  if (!v) st.heap_refused[j] = 1;
+  return v;
+}
 
 }  // namespace
 
 void CmaOffer(const CommState& st, char* at, const char* ptr, size_t bytes) {
-  const uint64_t h[3] = {CmaTag(st), reinterpret_cast<uintptr_t>(ptr), bytes};
+  uint64_t h[kHeaderWords] = {CmaTag(st), reinterpret_cast<uintptr_t>(ptr), bytes};
+  shmcoll::os::SharedHeap& heap = shmcoll::os::processHeap();
+  heap.poll();  // (a fork's frozen pages go back once its children are gone)
+  if (bytes && heap.sharedRange(ptr, bytes)) {
+    h[kHeapBase] = reinterpret_cast<uintptr_t>(heap.base());
+    h[kHeapFd] = static_cast<uint64_t>(heap.fd());
+    h[kHeapIno] = heap.inode();
+    h[kHeapReserve] = heap.reserve();
+  }
   std::memcpy(at, h, sizeof h);
 }
 // Reads the block rank `peer` offered at `at` into dst (at most `want`
-// bytes), ending the job when the header is not there or the read fails.
-void CmaPull(const CommState& st, const char* at, int peer, char* dst, size_t want, const char* fn, MPI_Comm comm) {
-  uint64_t h[3];
+// bytes): out of our mapping of its heap where the block lies there, else with
+// process_vm_readv; ends the job when the header is not there or the read fails.
+void CmaPull(CommState& st, const char* at, int peer, char* dst, size_t want, const char* fn, MPI_Comm comm) {
+  uint64_t h[kHeaderWords];
   std::memcpy(h, at, sizeof h);
-  if (h[0] != CmaTag(st)) CmaMismatch(fn, peer, comm);
-  const size_t len = std::min<size_t>(want, h[2]);
-  if (len && !CmaRead(st.pids[static_cast<size_t>(peer)], dst,
-                      reinterpret_cast<const char*>(static_cast<uintptr_t>(h[1])), len))
+  if (h[kTag] != CmaTag(st)) CmaMismatch(fn, peer, comm);
+  const size_t len = std::min<size_t>(want, h[kBytes]);
+  if (!len) return;
+  if (const char* v = HeapView(st, h, peer, len)) {
+    std::memcpy(dst, v, len);
+    g_heap_reads.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (!CmaRead(st.pids[static_cast<size_t>(peer)], dst, reinterpret_cast<const char*>(static_cast<uintptr_t>(h[kAddr])),
+               len))
     CmaFailed(fn, peer, comm);
 }
 

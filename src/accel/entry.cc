@@ -140,6 +140,9 @@ ACCEL_EXPORT int MPI_Finalize(void) {
     if (std::strcmp(report, "calls") == 0) ReportCalls(rank);
     if (g_across) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them across nodes\n", rank, g_across.load());
     if (g_single) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them by single copy\n", rank, g_single.load());
+    if (g_heap_reads)
+      std::fprintf(stderr, "shmcoll-accel: rank %d: %ld blocks read out of the senders' shared heaps\n", rank,
+                   g_heap_reads.load());
     if (g_eager) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them eager\n", rank, g_eager.load());
     if (g_direct)
       std::fprintf(stderr, "shmcoll-accel: rank %d: %ld alltoalls with their blocks between nodes direct\n", rank,

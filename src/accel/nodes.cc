@@ -43,6 +43,7 @@ namespace shmcoll_accel {
 std::atomic<long> g_across{0};
 std::atomic<long> g_direct{0};
 std::atomic<long> g_single{0};
+std::atomic<long> g_heap_reads{0};
 
 namespace {
 

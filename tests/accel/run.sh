@@ -23,7 +23,10 @@
 # direct", D > 0); with SHMCOLL_ACCEL_EXPECT_SINGLE=1, calls by single copy
 # ("shmcoll-accel: rank R: C of them by single copy", C > 0), and with =0 none; with
 # SHMCOLL_ACCEL_EXPECT_EAGER=1, eager bcasts or reduces ("E of them eager",
-# E > 0), and with =0 none.
+# E > 0), and with =0 none; with SHMCOLL_ACCEL_EXPECT_HEAP=1, some rank must
+# have read single-copy blocks out of its senders' shared malloc heaps ("B
+# blocks read out of the senders' shared heaps", B > 0; a bcast's root and a
+# reduce's other ranks read nothing), and with =0 no rank.
 #
 #   tests/accel/run.sh <openmpi|mpich> <accel-dir> <taken[:MPI_X,...]|declined|killed> <source.c> <build-dir> <nranks> [args...]
 #
@@ -173,6 +176,15 @@ for ((r = 0; r < np; ++r)); do
     fi
   done
 done
+heap_line="^shmcoll-accel: rank [0-9]+: [1-9][0-9]* blocks read out of the senders' shared heaps$"
+if [ "${SHMCOLL_ACCEL_EXPECT_HEAP:-}" = 1 ] && ! grep -qE "$heap_line" "$log"; then
+  echo "accel: expected blocks read out of the senders' shared heaps"
+  bad=1
+fi
+if [ "${SHMCOLL_ACCEL_EXPECT_HEAP:-}" = 0 ] && grep -qE "$heap_line" "$log"; then
+  echo "accel: expected no blocks read out of the senders' shared heaps"
+  bad=1
+fi
 if leftover; then
   echo "accel: a segment name was left in /dev/shm"
   bad=1
