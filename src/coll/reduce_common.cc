@@ -127,22 +127,21 @@ Reducer::Reducer(Team& team, const Reduction& r, Op opc)
   out_ = static_cast<char*>(r.out);
 }
 
-int Reducer::toOwners(const Slices& s, TypedBuf& t) {
+int Reducer::toOwners(const Slices& s, TypedBuf& t, char* dst) {
   const uint64_t mine = s.len[me_];
   FnArgs a;
   a.op = opc_;
   a.allPairs = false;
   a.sendFn = [&](uint32_t p) { return inSlice(s, p); };
-  a.recvFn = [&](uint32_t p) { return Block{t.at(p * mine), mine, r_.type}; };
+  // (my own slice: the same block as the one sent, so nothing moves)
+  a.recvFn = [&](uint32_t p) { return Block{const_cast<char*>(sliceInput(s, t, dst, p)), mine, r_.type}; };
   a.sendsFn = [&](uint32_t p) { return s.len[p] > 0; };
   a.receivesFn = [&](uint32_t) { return mine > 0; };
   return innerExchangeFinal(team_, a);
 }
 
 void Reducer::fold(char* dst, const TypedBuf& t, uint32_t k, uint64_t len) const {
-  if (len == 0 || k == 0) return;
-  copyTyped(dst, t.at((k - 1) * len), len, r_.type);
-  for (uint32_t j = k - 1; j-- > 0;) r_.op(t.at(j * len), dst, len, r_.type);
+  foldFrom(dst, [&](uint32_t j) -> const char* { return t.at(j * len); }, k, len);
 }
 
 int Reducer::allgatherSlices(const Slices& s) {

@@ -117,10 +117,25 @@ class Reducer {
   Block outSlice(const Slices& s, uint32_t k) const { return {out_ + off(s.start[k]), s.len[k], r_.type}; }
   int64_t off(uint64_t elems) const { return static_cast<int64_t>(elems) * ext_; }
 
-  // Rank k receives slice k of every input into T[0..n-1].
-  int toOwners(const Slices& s, TypedBuf& t);
+  // Rank k receives slice k of every input into T[0..n-1].  With `dst`
+  // (where this rank's folded slice goes, apart from its input: not in
+  // place), its own slice stays in its input and the last rank's arrives in
+  // dst, two copies fewer; sliceInput(s, t, dst, j) says where input j is.
+  int toOwners(const Slices& s, TypedBuf& t, char* dst = nullptr);
+  const char* sliceInput(const Slices& s, const TypedBuf& t, const char* dst, uint32_t j) const {
+    if (dst && j == me_) return in_ + off(s.start[me_]);
+    if (dst && j == n_ - 1) return dst;
+    return t.at(j * s.len[me_]);
+  }
   // dst = T[0] (op) (T[1] (op) ... (op) T[k-1]), each of `len` elements.
   void fold(char* dst, const TypedBuf& t, uint32_t k, uint64_t len) const;
+  // The same with input j at src(j); the last is not copied when it already is dst.
+  template <class Src>
+  void foldFrom(char* dst, Src&& src, uint32_t k, uint64_t len) const {
+    if (len == 0 || k == 0) return;
+    if (const char* last = src(k - 1); last != dst) copyTyped(dst, last, len, r_.type);
+    for (uint32_t j = k - 1; j-- > 0;) r_.op(src(j), dst, len, r_.type);
+  }
   // Every rank ends with every slice of `out` (an allgatherv, in place).
   int allgatherSlices(const Slices& s);
   // The one-rank case: out = in.

@@ -15,9 +15,11 @@
 //
 // Chosen for blocking reductions on intracommunicators while the bytes a
 // rank receives, (n-1) m, are at most SHMCOLL_REDUCE_SMALL (the decision
-// table's reduce_small, 16 KiB by default and 128 KiB for MPI_Reduce, whose
-// one exchange feeds the root alone): the cost estimates of the two
-// algorithms cross there.  MPI_Reduce_scatter(_block) always take
+// table's reduce_small, 16 KiB by default, 256 KiB for MPI_Allreduce and
+// 1 MiB for MPI_Reduce, whose one exchange feeds the root alone: registry.cc):
+// the cost estimates of the two algorithms cross there.  A folding rank's own
+// input stays where it is and the last rank's arrives straight in the
+// result (not in place), so the fold reads each input once and copies none.  MPI_Reduce_scatter(_block) always take
 // reduce_sliced (its slices are the result).
 #include "coll/reduce_common.h"
 
@@ -36,7 +38,18 @@ class Inputs final : public ExchangeArgs {
  public:
   enum Who { kEverybody, kRoot, kHigher };
   Inputs(const Reducer& x, Who who, uint32_t root, const TypedBuf& t)
-      : in_(x.in_), count_(x.r_.count), type_(x.r_.type), t_(t), who_(who), root_(root), me_(x.me_) {
+      : in_(x.in_),
+        out_(x.out_),
+        count_(x.r_.count),
+        type_(x.r_.type),
+        t_(t),
+        who_(who),
+        root_(root),
+        me_(x.me_),
+        last_(x.n_ - 1),
+        // (a rank that folds, not in place: its own input stays where it is, the last rank's
+        // arrives straight in the result; in place, its input is in the result's place)
+        direct_(who != kHigher && x.in_ != x.out_ && (who == kEverybody || x.me_ == root)) {
     op = x.opc_;
     broadcast = who != kRoot;
     allPairs = who == kEverybody;
@@ -53,7 +66,15 @@ class Inputs final : public ExchangeArgs {
   Block send(uint32_t) const override { return {in_, count_, type_}; }
   // (a non-root of reduce receives nothing: its own block is its input)
   Block recv(uint32_t p) const override {
-    return who_ == kRoot && me_ != root_ ? send(p) : Block{t_.at(p * count_), count_, type_};
+    if (who_ == kRoot && me_ != root_) return send(p);
+    return Block{const_cast<char*>(at(p)), count_, type_};
+  }
+  // Where input p is once the exchange is done, on a rank that folds: its own
+  // input, the result, or its place in the temporary buffer.
+  const char* at(uint32_t p) const {
+    if (direct_ && p == me_) return in_;
+    if (direct_ && p == last_) return out_;
+    return t_.at(p * count_);
   }
   bool sends(uint32_t p) const override {
     return who_ == kEverybody || (who_ == kRoot ? me_ != root_ && p == root_ : p > me_);
@@ -62,11 +83,13 @@ class Inputs final : public ExchangeArgs {
 
  private:
   const char* in_;
+  char* out_;
   uint64_t count_;
   const dt::Type* type_;
   const TypedBuf& t_;
   Who who_;
-  uint32_t root_, me_;
+  uint32_t root_, me_, last_;
+  bool direct_;
 };
 
 int allreduce(Reducer& x) {
@@ -74,8 +97,9 @@ int allreduce(Reducer& x) {
   const uint32_t n = x.n_;
   // Everybody gets every input and folds all of them.
   TypedBuf t(uint64_t{n} * r.count, r.type);
-  SHMCOLL_CHECK(innerExchangeFinal(x.team_, Inputs(x, Inputs::kEverybody, 0, t)));
-  x.fold(x.out_, t, n, r.count);
+  const Inputs a(x, Inputs::kEverybody, 0, t);
+  SHMCOLL_CHECK(innerExchangeFinal(x.team_, a));
+  x.foldFrom(x.out_, [&](uint32_t j) { return a.at(j); }, n, r.count);
   return 0;
 }
 
@@ -84,8 +108,9 @@ int reduce(Reducer& x, uint32_t root) {
   const uint32_t n = x.n_, me = x.me_;
   // The root gathers every input and folds.
   TypedBuf t(me == root ? uint64_t{n} * r.count : 0, r.type);
-  SHMCOLL_CHECK(innerExchangeFinal(x.team_, Inputs(x, Inputs::kRoot, root, t)));
-  if (me == root) x.fold(x.out_, t, n, r.count);
+  const Inputs a(x, Inputs::kRoot, root, t);
+  SHMCOLL_CHECK(innerExchangeFinal(x.team_, a));
+  if (me == root) x.foldFrom(x.out_, [&](uint32_t j) { return a.at(j); }, n, r.count);
   return 0;
 }
 

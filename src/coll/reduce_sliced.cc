@@ -38,8 +38,10 @@ using reduction::TypedBuf;
 int allreduce(Reducer& x) {
   const Slices s(x.n_, x.r_.count, Slices::Even{});
   TypedBuf t(uint64_t{x.n_} * s.len[x.me_], x.r_.type);
-  SHMCOLL_CHECK(x.toOwners(s, t));
-  x.fold(x.out_ + x.off(s.start[x.me_]), t, x.n_, s.len[x.me_]);
+  char* dst = x.out_ + x.off(s.start[x.me_]);
+  char* direct = x.in_ != x.out_ ? dst : nullptr;
+  SHMCOLL_CHECK(x.toOwners(s, t, direct));
+  x.foldFrom(dst, [&](uint32_t j) { return x.sliceInput(s, t, direct, j); }, x.n_, s.len[x.me_]);
   return x.allgatherSlices(s);
 }
 
@@ -49,10 +51,11 @@ int reduce(Reducer& x, uint32_t root) {
   const Slices s(x.n_, x.r_.count, Slices::Even{});
   const uint64_t mine = s.len[me];
   TypedBuf t(uint64_t{x.n_} * mine, type);
-  SHMCOLL_CHECK(x.toOwners(s, t));
   TypedBuf acc(me == root ? 0 : mine, type);
   char* dst = me == root ? x.out_ + x.off(s.start[me]) : acc.at(0);
-  x.fold(dst, t, x.n_, mine);
+  char* direct = me != root || x.in_ != x.out_ ? dst : nullptr;
+  SHMCOLL_CHECK(x.toOwners(s, t, direct));
+  x.foldFrom(dst, [&](uint32_t j) { return x.sliceInput(s, t, direct, j); }, x.n_, mine);
   // Gather the slices at the root.
   FnArgs a;
   a.op = x.opc_;
@@ -67,8 +70,9 @@ int reduce(Reducer& x, uint32_t root) {
 int reduceScatter(Reducer& x, const uint64_t* counts) {
   const Slices s(x.n_, counts);
   TypedBuf t(uint64_t{x.n_} * s.len[x.me_], x.r_.type);
-  SHMCOLL_CHECK(x.toOwners(s, t));
-  x.fold(x.out_, t, x.n_, s.len[x.me_]);
+  char* direct = x.in_ != x.out_ ? x.out_ : nullptr;
+  SHMCOLL_CHECK(x.toOwners(s, t, direct));
+  x.foldFrom(x.out_, [&](uint32_t j) { return x.sliceInput(s, t, direct, j); }, x.n_, s.len[x.me_]);
   return 0;
 }
 

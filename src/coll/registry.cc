@@ -262,18 +262,22 @@ void fillThresholds(Team& team, Op op) {
   const bool packed = crowd.sleepers && crowd.ranks > 2 * uint64_t{crowd.cores};
   t.inlineMax = settings::tuned(settings::Id::kInlineMax, name, ranks, packed ? UINT64_MAX : kInlineUncrowded);
   // MPI_Reduce's one exchange sends every input to the root alone, which
-  // folds them; the two-round way saves the root the fold of all but one
-  // slice at the cost of a second round, which pays only for larger inputs
-  // (at N = 2 on 2 cores, from 256 KiB; docs/PERFORMANCE.md).  With more
-  // ranks than cores the slices' folds share the cores anyway, and each
-  // round costs every rank a turn on them: there the one exchange pays
-  // while each input is at most kReduceRootCrowded (3 and 4 ranks on 2
-  // cores, inputs of 64-256 KiB: half the time of the two rounds).
-  t.reduceSmall =
-      op == Op::kReduce
-          ? settings::tuned(settings::Id::kReduceSmall, name, ranks,
-                            wait::gCrowd.sleepers && ranks > 1 ? kReduceRootCrowded * (ranks - 1) : kReduceRootSmall)
-          : settings::tuned(settings::Id::kReduceSmall, name, ranks);
+  // folds them, its own input and the last rank's in place (reduce_direct.cc);
+  // the two-round way saves the root the fold of all but one slice at the
+  // cost of a second round, which at N = 2 on 2 cores did not pay up to
+  // 1 MiB (docs/PERFORMANCE.md, 2026-11-30, midday).  With more ranks than
+  // cores the slices' folds share the cores anyway, and each round costs
+  // every rank a turn on them: there the one exchange pays while each input
+  // is at most kReduceRootCrowded (3 and 4 ranks on 2 cores, inputs of
+  // 64-256 KiB: half the time of the two rounds).  MPI_Allreduce's one
+  // exchange makes every rank fold every input: it paid while the input
+  // times the other ranks was at most kAllreduceSmall at 2, 3, 4 and 8 ranks
+  // on 2 cores (the same section).
+  const bool crowded = wait::gCrowd.sleepers && ranks > 1;
+  t.reduceSmall = op == Op::kReduce ? settings::tuned(settings::Id::kReduceSmall, name, ranks,
+                                                      crowded ? kReduceRootCrowded * (ranks - 1) : kReduceRootSmall)
+                  : op == Op::kAllreduce ? settings::tuned(settings::Id::kReduceSmall, name, ranks, kAllreduceSmall)
+                                         : settings::tuned(settings::Id::kReduceSmall, name, ranks);
   switch (pullPolicy()) {
     case PullPolicy::kOff:
       t.round = {false, 0, t.inlineMax};

@@ -143,8 +143,10 @@ PullPolicy pullPolicy();
 // The default of SHMCOLL_INLINE_MAX up to 2 ranks a core (beyond: the lane's room).
 constexpr uint64_t kInlineUncrowded = uint64_t{4} << 10;
 
-// The default of SHMCOLL_REDUCE_SMALL for MPI_Reduce (the others: the setting's).
-constexpr uint64_t kReduceRootSmall = uint64_t{128} << 10;
+// The default of SHMCOLL_REDUCE_SMALL for MPI_Reduce and MPI_Allreduce (the
+// others: the setting's).
+constexpr uint64_t kReduceRootSmall = uint64_t{1} << 20;
+constexpr uint64_t kAllreduceSmall = uint64_t{256} << 10;
 // ... and with more ranks than cores in the job, the bytes of one input.
 constexpr uint64_t kReduceRootCrowded = uint64_t{256} << 10;
 // The part of a broadcast ring lane a sender uses where ranks do not
