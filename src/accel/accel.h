@@ -128,12 +128,12 @@ void UnmapAll();      // at MPI_Finalize (also ends HostProgress's request)
 void HostProgress();  // lets the host progress its pending operations
 bool Enabled();       // SHMCOLL_ACCEL=0 declines everything
 extern std::atomic<long> g_taken, g_passed;
-extern bool g_finalizing;           // set by UnmapAll
-extern std::atomic<long> g_across;  // calls taken by the hierarchical path (nodes.cc)
-extern std::atomic<long> g_direct;  // ... of them alltoalls whose blocks between nodes went direct
-extern std::atomic<long> g_single;  // calls whose blocks moved by single copy (engine.cc)
+extern bool g_finalizing;               // set by UnmapAll
+extern std::atomic<long> g_across;      // calls taken by the hierarchical path (nodes.cc)
+extern std::atomic<long> g_direct;      // ... of them alltoalls whose blocks between nodes went direct
+extern std::atomic<long> g_single;      // calls whose blocks moved by single copy (engine.cc)
 extern std::atomic<long> g_heap_reads;  // ... blocks of them read out of a sender's shared malloc heap
-extern std::atomic<long> g_eager;   // eager bcasts and reduces (eager.cc)
+extern std::atomic<long> g_eager;       // eager bcasts and reduces (eager.cc)
 // Maps a segment for comm (all on one node) into st: collective, agreed.
 bool MapSegment(CommState* st, MPI_Comm comm);
 bool AllAgree(bool ok, MPI_Comm comm);  // PMPI_Allreduce(MIN) of ok

@@ -19,8 +19,9 @@
 // copied twice (into the segment, out of it).  Single copy (CommState::cma;
 // alltoall(v,w), allgather(v) and bcast blocks of at least
 // SHMCOLL_ACCEL_CMA_MIN bytes, each block by itself): the block's header
-// instead of its data in round 0, read with process_vm_readv, each byte
-// copied once; at least two rounds (see Alltoall).
+// instead of its data in round 0, read out of our mapping of the sender's
+// shared malloc heap where the block lies in it, else with process_vm_readv,
+// each byte copied once; at least two rounds (see Alltoall).
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
