@@ -33,9 +33,11 @@ int main(int argc, char **argv) {
   g_state = strtoull(argv[2], NULL, 0) | 1;
 
   enum { kMaxBlock = 1 << 16 };
-  char *sbuf = malloc((size_t)n * kMaxBlock), *rbuf = malloc((size_t)n * kMaxBlock);
+  /* a block per rank, and at least the 4 of the 2-D grid's neighbour alltoall */
+  const size_t blocks = n > 4 ? (size_t)n : 4;
+  char *sbuf = malloc(blocks * kMaxBlock), *rbuf = malloc(blocks * kMaxBlock);
   int *counts = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n);
-  memset(sbuf, rank, (size_t)n * kMaxBlock);
+  memset(sbuf, rank, blocks * kMaxBlock);
   for (int p = 0; p < n; ++p) displs[p] = p * kMaxBlock;
   int dims[2] = {0, 0}, periods[2] = {1, 1};
   MPI_Dims_create(n, 2, dims);
