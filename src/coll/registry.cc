@@ -269,13 +269,15 @@ void fillThresholds(Team& team, Op op) {
   // cores the slices' folds share the cores anyway, and each round costs
   // every rank a turn on them: there the one exchange pays while each input
   // is at most kReduceRootCrowded (3 and 4 ranks on 2 cores, inputs of
-  // 64-256 KiB: half the time of the two rounds).  MPI_Allreduce's one
+  // 64-256 KiB: half the time of the two rounds), or while the uncrowded bound
+  // holds, where that is more (up to 5 ranks).  MPI_Allreduce's one
   // exchange makes every rank fold every input: it paid while the input
   // times the other ranks was at most kAllreduceSmall at 2, 3, 4 and 8 ranks
   // on 2 cores (the same section).
   const bool crowded = wait::gCrowd.sleepers && ranks > 1;
   t.reduceSmall = op == Op::kReduce ? settings::tuned(settings::Id::kReduceSmall, name, ranks,
-                                                      crowded ? kReduceRootCrowded * (ranks - 1) : kReduceRootSmall)
+                                                      crowded ? std::max(kReduceRootCrowded * (ranks - 1), kReduceRootSmall)
+                                                              : kReduceRootSmall)
                   : op == Op::kAllreduce ? settings::tuned(settings::Id::kReduceSmall, name, ranks, kAllreduceSmall)
                                          : settings::tuned(settings::Id::kReduceSmall, name, ranks);
   switch (pullPolicy()) {

@@ -41,11 +41,14 @@ Result runOn(const std::string& prog, const std::vector<std::string>& args, int 
   return r;
 }
 
-// One MPI_Reduce of `count` doubles on 2 ranks.
-Result reduceOnce(long count, bool oneCpu) { return runOn("reduce", {"one", std::to_string(count)}, 2, oneCpu); }
+// One MPI_Reduce of `count` doubles on `ranks` ranks.
+Result reduceOnce(long count, int ranks, bool oneCpu) {
+  return runOn("reduce", {"one", std::to_string(count)}, ranks, oneCpu);
+}
 
-bool ran(const Result& r, const std::string& algorithm) {
-  return r.err.find("rank 0: reduce on 2 ranks: algorithm " + algorithm + " (") != std::string::npos;
+bool ran(const Result& r, const std::string& algorithm, int ranks = 2) {
+  return r.err.find("rank 0: reduce on " + std::to_string(ranks) + " ranks: algorithm " + algorithm + " (") !=
+         std::string::npos;
 }
 
 int cpus() {
@@ -54,30 +57,49 @@ int cpus() {
   return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
 }
 
-// 192 KiB inputs: above MPI_Reduce's one-exchange bound where each rank has
-// a core (128 KiB of input times the other ranks), within it where the ranks
-// share one (256 KiB of input).
-constexpr long kDoubles = 192 * 1024 / 8;
+// MPI_Reduce's one-exchange bound, input times the other ranks: 1 MiB where
+// each rank has a core; where ranks share one, 256 KiB times the other ranks
+// when that is more (from 6 ranks).
+constexpr long kMiB = 1024 * 1024 / 8;  // (in doubles)
 
-TEST(CrowdChoice, ReduceTakesOneExchangeFurtherWhenRanksShareACore) {
-  const Result r = reduceOnce(kDoubles, true);
+TEST(CrowdChoice, ReduceTakesOneExchangeUpTo1MiBOfInput) {
+  if (cpus() < 2) GTEST_SKIP() << "needs 2 CPUs";
+  const Result r = reduceOnce(kMiB, 2, false);
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(ran(r, "reduce_direct")) << r.err;
   EXPECT_FALSE(ran(r, "reduce_sliced")) << r.err;
 }
 
-TEST(CrowdChoice, ReduceTakesTwoRoundsWhenEachRankHasACore) {
+TEST(CrowdChoice, ReduceTakesTwoRoundsBeyond1MiBOfInput) {
   if (cpus() < 2) GTEST_SKIP() << "needs 2 CPUs";
-  const Result r = reduceOnce(kDoubles, false);
+  const Result r = reduceOnce(kMiB + 1024, 2, false);
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(ran(r, "reduce_sliced")) << r.err;
   EXPECT_FALSE(ran(r, "reduce_direct")) << r.err;
 }
 
-TEST(CrowdChoice, ReduceBeyondTheCrowdedBoundTakesTwoRounds) {
-  const Result r = reduceOnce(320 * 1024 / 8, true);
+// 2 ranks on one core, 512 KiB inputs: within the 1 MiB bound, beyond 1 x 256 KiB.
+TEST(CrowdChoice, ReduceOnOneCoreKeepsTheUncrowdedBound) {
+  const Result r = reduceOnce(512 * 1024 / 8, 2, true);
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_TRUE(ran(r, "reduce_sliced")) << r.err;
+  EXPECT_TRUE(ran(r, "reduce_direct")) << r.err;
+  EXPECT_FALSE(ran(r, "reduce_sliced")) << r.err;
+}
+
+// 6 ranks on one core, 224 KiB inputs: 1.09 MiB times the other ranks, beyond
+// the 1 MiB bound, within 5 x 256 KiB.
+TEST(CrowdChoice, ReduceTakesOneExchangeFurtherWhenRanksShareACore) {
+  const Result r = reduceOnce(224 * 1024 / 8, 6, true);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(ran(r, "reduce_direct", 6)) << r.err;
+  EXPECT_FALSE(ran(r, "reduce_sliced", 6)) << r.err;
+}
+
+TEST(CrowdChoice, ReduceBeyondTheCrowdedBoundTakesTwoRounds) {
+  const Result r = reduceOnce(320 * 1024 / 8, 6, true);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(ran(r, "reduce_sliced", 6)) << r.err;
+  EXPECT_FALSE(ran(r, "reduce_direct", 6)) << r.err;
 }
 
 // coll_rooted's MPI_Bcast of 16 KiB: through a pull or the slots up to 2
