@@ -127,6 +127,14 @@ class Reducer {
     if (dst && j == n_ - 1) return dst;
     return t.at(j * s.len[me_]);
   }
+  // toOwners, then the fold of this rank's slice into dst; `apart`: dst is
+  // not this rank's input (not in place), so toOwners may use it.
+  int foldSlice(const Slices& s, TypedBuf& t, char* dst, bool apart) {
+    char* direct = apart ? dst : nullptr;
+    if (int rc = toOwners(s, t, direct)) return rc;
+    foldFrom(dst, [&](uint32_t j) { return sliceInput(s, t, direct, j); }, n_, s.len[me_]);
+    return 0;
+  }
   // dst = T[0] (op) (T[1] (op) ... (op) T[k-1]), each of `len` elements.
   void fold(char* dst, const TypedBuf& t, uint32_t k, uint64_t len) const;
   // The same with input j at src(j); the last is not copied when it already is dst.

@@ -38,10 +38,7 @@ using reduction::TypedBuf;
 int allreduce(Reducer& x) {
   const Slices s(x.n_, x.r_.count, Slices::Even{});
   TypedBuf t(uint64_t{x.n_} * s.len[x.me_], x.r_.type);
-  char* dst = x.out_ + x.off(s.start[x.me_]);
-  char* direct = x.in_ != x.out_ ? dst : nullptr;
-  SHMCOLL_CHECK(x.toOwners(s, t, direct));
-  x.foldFrom(dst, [&](uint32_t j) { return x.sliceInput(s, t, direct, j); }, x.n_, s.len[x.me_]);
+  SHMCOLL_CHECK(x.foldSlice(s, t, x.out_ + x.off(s.start[x.me_]), x.in_ != x.out_));
   return x.allgatherSlices(s);
 }
 
@@ -53,9 +50,7 @@ int reduce(Reducer& x, uint32_t root) {
   TypedBuf t(uint64_t{x.n_} * mine, type);
   TypedBuf acc(me == root ? 0 : mine, type);
   char* dst = me == root ? x.out_ + x.off(s.start[me]) : acc.at(0);
-  char* direct = me != root || x.in_ != x.out_ ? dst : nullptr;
-  SHMCOLL_CHECK(x.toOwners(s, t, direct));
-  x.foldFrom(dst, [&](uint32_t j) { return x.sliceInput(s, t, direct, j); }, x.n_, mine);
+  SHMCOLL_CHECK(x.foldSlice(s, t, dst, me != root || x.in_ != x.out_));
   // Gather the slices at the root.
   FnArgs a;
   a.op = x.opc_;
@@ -70,10 +65,7 @@ int reduce(Reducer& x, uint32_t root) {
 int reduceScatter(Reducer& x, const uint64_t* counts) {
   const Slices s(x.n_, counts);
   TypedBuf t(uint64_t{x.n_} * s.len[x.me_], x.r_.type);
-  char* direct = x.in_ != x.out_ ? x.out_ : nullptr;
-  SHMCOLL_CHECK(x.toOwners(s, t, direct));
-  x.foldFrom(x.out_, [&](uint32_t j) { return x.sliceInput(s, t, direct, j); }, x.n_, s.len[x.me_]);
-  return 0;
+  return x.foldSlice(s, t, x.out_, x.in_ != x.out_);
 }
 
 int scan(Reducer& x, bool exclusive) {

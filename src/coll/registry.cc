@@ -275,11 +275,12 @@ void fillThresholds(Team& team, Op op) {
   // times the other ranks was at most kAllreduceSmall at 2, 3, 4 and 8 ranks
   // on 2 cores (the same section).
   const bool crowded = wait::gCrowd.sleepers && ranks > 1;
-  t.reduceSmall = op == Op::kReduce ? settings::tuned(settings::Id::kReduceSmall, name, ranks,
-                                                      crowded ? std::max(kReduceRootCrowded * (ranks - 1), kReduceRootSmall)
-                                                              : kReduceRootSmall)
-                  : op == Op::kAllreduce ? settings::tuned(settings::Id::kReduceSmall, name, ranks, kAllreduceSmall)
-                                         : settings::tuned(settings::Id::kReduceSmall, name, ranks);
+  uint64_t small = settings::spec(settings::Id::kReduceSmall).dflt;
+  if (op == Op::kReduce)
+    small = crowded ? std::max(kReduceRootCrowded * (ranks - 1), kReduceRootSmall) : kReduceRootSmall;
+  else if (op == Op::kAllreduce)
+    small = kAllreduceSmall;
+  t.reduceSmall = settings::tuned(settings::Id::kReduceSmall, name, ranks, small);
   switch (pullPolicy()) {
     case PullPolicy::kOff:
       t.round = {false, 0, t.inlineMax};
