@@ -131,6 +131,34 @@ void probeHeap(transport::World& c) {
   if (!ok) c.seg.header()->heapRefused.fetch_add(1, std::memory_order_acq_rel);
 }
 
+// Reads one byte of every page of the broadcast rings this rank is likely
+// to use (SHMCOLL_PREFAULT).  A rooted collective writes operation s into
+// ring lane s % 64 of its writer (segment/layout.h), so each of a job's
+// first 64 calls touched a page of the ring no process had touched yet, and
+// paid a page fault in the writer and another in each reader: on a VM with
+// shadow page tables 5-7 us each, and MADV_POPULATE_READ does not help
+// there, since only this process's own access fills the hypervisor's entry
+// (docs/PERFORMANCE.md, 2026-11-30, afternoon).  A read is enough: the
+// mapping is shared and writable, so the page is then mapped for writing too.
+// Up to 8 ranks every rank reads every ring (any rank may be a root: some
+// benchmark suites rotate it); beyond, its own and rank 0's, the usual root,
+// and rank 0 every rank's, which it reads as the root of a reduce or gather.
+void prefaultRings(const transport::World& e) {
+  const int mode = settings::choice(settings::Id::kPrefault);  // auto, all, off
+  if (mode == 2 || e.size < 2) return;
+  const bool all = mode == 1 || e.size <= 8 || e.rank == 0;
+  constexpr uint64_t kRingBytes = uint64_t{segment::kAheadLanes} * segment::kAheadLaneBytes;
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  unsigned sum = 0;
+  for (uint32_t r = 0; r < e.size; ++r) {
+    if (!all && r != e.rank && r != 0) continue;
+    const volatile char* ring = e.seg.laneArea(r, segment::kAheadArea0);
+    for (uint64_t o = 0; o < kRingBytes; o += page) sum += static_cast<unsigned char>(ring[o]);
+    sum += static_cast<unsigned char>(ring[kRingBytes - 1]);
+  }
+  asm volatile("" : : "r"(sum));
+}
+
 }  // namespace
 
 Context& ctx() { return gCtx; }
@@ -150,6 +178,7 @@ int init(int requiredThread, int* provided) {
   me->cmaProbeAddr = reinterpret_cast<uint64_t>(&gProbeWord);
   me->mapBase = reinterpret_cast<uint64_t>(c.mapBase);
   publishHeap(me);
+  prefaultRings(e);
   me->state.store(segment::kInitialized, std::memory_order_release);
   e.seg.header()->attached.fetch_add(1, std::memory_order_acq_rel);
 
