@@ -75,9 +75,9 @@ uint64_t osEnabledState() {
 unsigned detectSupported() {
   unsigned mask = bit(Kernel::kScalar);
 #if SHMCOLL_COPY_X86
-  __builtin_cpu_init();  // we may run before libgcc's own constructor
-  constexpr uint64_t kXmmYmm = 0x6;   // XCR0 bits 1-2: SSE and AVX state
-  constexpr uint64_t kZmm = 0xe0;     // XCR0 bits 5-7: opmask, ZMM_Hi256, Hi16_ZMM
+  __builtin_cpu_init();              // we may run before libgcc's own constructor
+  constexpr uint64_t kXmmYmm = 0x6;  // XCR0 bits 1-2: SSE and AVX state
+  constexpr uint64_t kZmm = 0xe0;    // XCR0 bits 5-7: opmask, ZMM_Hi256, Hi16_ZMM
   const uint64_t xcr0 = osEnabledState();
   if (__builtin_cpu_supports("sse2")) mask |= bit(Kernel::kSse2);
   const bool avx2 = __builtin_cpu_supports("avx2") && (xcr0 & kXmmYmm) == kXmmYmm;
@@ -116,8 +116,7 @@ void install(Kernel k) {
 size_t ntThresholdFromEnv() {
   const auto ranks =
       static_cast<uint32_t>(std::clamp<long long>(settings::integer(settings::Id::kJobSize), 1, UINT32_MAX));
-  const uint64_t v =
-      settings::tuned(settings::Id::kNtThreshold, nullptr, ranks, detail::defaultNtThreshold());
+  const uint64_t v = settings::tuned(settings::Id::kNtThreshold, nullptr, ranks, detail::defaultNtThreshold());
   return v == 0 || v > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(v);
 }
 
@@ -131,6 +130,8 @@ bool detectErms() {
 #endif
 }
 bool g_erms = false;
+// SHMCOLL_COPY_REP_SHARED_MIN on CPUs with ERMS, else SIZE_MAX (RepScope).
+size_t g_repSharedMin = SIZE_MAX;
 
 // PREFETCHW: cpuid 0x80000001, ECX bit 8 (3DNowPrefetch; every AMD64 CPU,
 // Intel from Broadwell).  SHMCOLL_PREFETCHW=0 turns its use off.
@@ -177,9 +178,12 @@ bool slowMisalignedRep() {
 
 uintptr_t repAlignFromEnv() {
   switch (settings::choice(settings::Id::kCopyRepAlign)) {
-    case 1: return 0;   // any
-    case 2: return 31;  // 32
-    default: return slowMisalignedRep() ? 31 : 0;
+    case 1:
+      return 0;  // any
+    case 2:
+      return 31;  // 32
+    default:
+      return slowMisalignedRep() ? 31 : 0;
   }
 }
 
@@ -188,7 +192,11 @@ void initOnce() {
   g_erms = detectErms();
   detail::prefetchW = detectPrefetchW();
   __atomic_store_n(&detail::ntThresholdBytes, ntThresholdFromEnv(), __ATOMIC_RELAXED);
-  if (g_erms) __atomic_store_n(&detail::repMinBytes, repMinFromEnv(), __ATOMIC_RELAXED);
+  if (g_erms) {
+    __atomic_store_n(&detail::repMinBytes, repMinFromEnv(), __ATOMIC_RELAXED);
+    const size_t shared = settings::size(settings::Id::kCopyRepSharedMin);
+    g_repSharedMin = shared == 0 ? SIZE_MAX : shared;
+  }
   __atomic_store_n(&detail::repAlignMask, repAlignFromEnv(), __ATOMIC_RELAXED);
   std::string warning;
   Kernel k = detail::choose(settings::raw(settings::Id::kCopyKernel), g_supported, &warning);
@@ -367,6 +375,28 @@ size_t ntThreshold() {
 void setNtThreshold(size_t bytes) {
   init();
   __atomic_store_n(&detail::ntThresholdBytes, bytes == 0 ? SIZE_MAX : bytes, __ATOMIC_RELAXED);
+}
+
+// Why 8 KiB (RepScope): at 2 ranks on the Zen 5 VM of docs/PERFORMANCE.md,
+// buffers outside the shared heap (so every block crossed a mailbox slot),
+// 16 KiB MPI_Bcast took 4.6 us with the vector loop and 1.9 with `rep movsb`
+// from 8 KiB, MPI_Alltoall 4.7 and 2.5, MPI_Reduce 4.4 and 1.9; from 2 KiB
+// gained no more.  glibc's memcpy takes `rep movsb` from 2 KiB on that CPU
+// and from 8 KiB on Intel's with AVX-512.
+RepScope::RepScope() {
+  init();
+  saved_ = __atomic_load_n(&detail::repMinBytes, __ATOMIC_RELAXED);
+  active_ = saved_ != SIZE_MAX && g_repSharedMin < saved_;
+  if (active_) __atomic_store_n(&detail::repMinBytes, g_repSharedMin, __ATOMIC_RELAXED);
+}
+
+RepScope::~RepScope() {
+  if (active_) __atomic_store_n(&detail::repMinBytes, saved_, __ATOMIC_RELAXED);
+}
+
+size_t repSharedMin() {
+  init();
+  return g_repSharedMin;
 }
 
 size_t repMin() {

@@ -73,11 +73,11 @@ inline void prefetchW(const void* p) {
 
 // Kernel selection.
 Kernel active();
-bool supported(Kernel k);            // the CPU (and the build) can run k
-bool select(Kernel k);               // false (and no change) if unsupported
+bool supported(Kernel k);  // the CPU (and the build) can run k
+bool select(Kernel k);     // false (and no change) if unsupported
 const char* name(Kernel k);
 bool parseKernel(const char* s, Kernel* out);
-CopyFn function(Kernel k);           // for tests and benchmarks; nullptr if !supported(k)
+CopyFn function(Kernel k);  // for tests and benchmarks; nullptr if !supported(k)
 
 // Non-temporal store threshold in bytes: copies of at least this size use
 // non-temporal stores.  setNtThreshold(0) disables them (ntThreshold() then
@@ -109,6 +109,27 @@ class NtScope {
 // CPU without ERMS.
 size_t repMin();
 bool setRepMin(size_t bytes);
+
+// Lowers the `rep movsb` threshold to repSharedMin() for its lifetime, for
+// copies whose source or destination lines another core wrote last: the
+// transport's copies into and out of the segment's slots and lanes and out
+// of a peer's buffer.  There `rep movsb` moved 8-24 KiB twice as fast as the
+// vector loop, which is faster only while both ends sit in this core's L1
+// (copy.cc).  No change on a CPU without ERMS, with `rep movsb` turned off,
+// or where the threshold is already lower; one per process, as NtScope.
+class RepScope {
+ public:
+  RepScope();
+  ~RepScope();
+  RepScope(const RepScope&) = delete;
+  RepScope& operator=(const RepScope&) = delete;
+
+ private:
+  size_t saved_ = 0;
+  bool active_ = false;
+};
+// SHMCOLL_COPY_REP_SHARED_MIN (default 8 KiB; SIZE_MAX: no lowering).
+size_t repSharedMin();
 // ... and only between buffers whose distance has no bit of this mask set
 // (SHMCOLL_COPY_REP_ALIGN: 0 for `any`, 31 for `32`; see copy.cc).
 uintptr_t repAlign();

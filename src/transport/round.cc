@@ -524,6 +524,7 @@ class Round {
 
   bool consume(int* rc) {
     copy::NtScope nt(ntRecv_ ? kNtRecvMin : 0);
+    copy::RepScope rep;  // (out of lanes, slots and the senders' buffers)
     bool moved = false;
     if (!sc_.skipped.empty()) sortSkipped();
     std::vector<From>& from = sc_.from;

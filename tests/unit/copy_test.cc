@@ -4,10 +4,13 @@
 // Patterns: source bytes are all odd, destination guard bytes all even, so a
 // byte the kernel failed to write, or a source byte written outside the
 // destination range, is always caught (never a lucky 1/256 match).
+#include "copy/copy.h"
+
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "copy/copy.h"
 #include "copy/kernels.h"
 
 namespace shmcoll::copy {
@@ -70,7 +72,8 @@ class Arena {
       why = "a byte after the destination changed";
     }
     std::memcpy(d, r, n);  // restore
-    if (!why.empty()) why += " (n=" + std::to_string(n) + " srcMis=" + std::to_string(sm) + " dstMis=" + std::to_string(dm) + ")";
+    if (!why.empty())
+      why += " (n=" + std::to_string(n) + " srcMis=" + std::to_string(sm) + " dstMis=" + std::to_string(dm) + ")";
     return why;
   }
 
@@ -225,8 +228,7 @@ TEST_P(CopyKernelTest, RepMovsbInStepOnly) {
 // Large copies on both sides of a lowered threshold, odd alignments.
 TEST_P(CopyKernelTest, LargeAcrossNtThreshold) {
   constexpr size_t kMiB = size_t{1} << 20;
-  const size_t sizes[] = {4095,       4096,           4097,       8191,           8193,          65536 + 3,
-                          kMiB - 1,   kMiB + 13,      3 * kMiB + 77, 4 * kMiB};
+  const size_t sizes[] = {4095, 4096, 4097, 8191, 8193, 65536 + 3, kMiB - 1, kMiB + 13, 3 * kMiB + 77, 4 * kMiB};
   const size_t mis[][2] = {{0, 0}, {1, 63}, {63, 1}, {17, 45}, {32, 0}, {5, 5}};
   Arena a(4 * kMiB);
   for (size_t threshold : {size_t{4096}, size_t{0}}) {
@@ -407,6 +409,59 @@ TEST(CopyDispatchTest, RepMin) {
   EXPECT_EQ(repMin(), SIZE_MAX);
   EXPECT_TRUE(setRepMin(saved == SIZE_MAX ? 0 : saved));
   EXPECT_EQ(repMin(), saved);
+}
+
+// RepScope lowers the rep movsb minimum to repSharedMin() for its lifetime,
+// never raises it, and never turns rep movsb on where it is off; copies made
+// inside it (8-24 KiB, the sizes it moves to rep movsb, at odd alignments)
+// are exact and touch nothing around their destination.
+TEST(CopyDispatchTest, RepScopeLowersAndRestores) {
+  const size_t saved = repMin();
+  if (!detail::hasErms()) {
+    RepScope s;
+    EXPECT_EQ(repMin(), SIZE_MAX);
+    return;
+  }
+  const size_t shared = repSharedMin();
+  ASSERT_EQ(shared, size_t{8192}) << "the default SHMCOLL_COPY_REP_SHARED_MIN";
+  ASSERT_TRUE(setRepMin(32768));
+  {
+    RepScope a;
+    EXPECT_EQ(repMin(), shared);
+    {
+      RepScope b;  // nested: the same, restored to it
+      EXPECT_EQ(repMin(), shared);
+    }
+    EXPECT_EQ(repMin(), shared);
+    constexpr size_t kMis = 64;
+    std::vector<unsigned char> src(32768 + kMis), dst(32768 + 3 * kMis);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+    for (size_t n : {size_t{8192}, size_t{8193}, size_t{16384 + 5}, size_t{24576 - 1}})
+      for (size_t m : {size_t{0}, size_t{1}, size_t{17}, size_t{63}}) {
+        std::fill(dst.begin(), dst.end(), 0xa5);
+        const size_t so = (m * 7 + 5) % kMis;
+        copy::copy(dst.data() + kMis + m, src.data() + so, n);
+        for (size_t i = 0; i < dst.size(); ++i) {
+          const bool inside = i >= kMis + m && i < kMis + m + n;
+          const unsigned char want = inside ? src[so + (i - kMis - m)] : 0xa5;
+          ASSERT_EQ(dst[i], want) << "n=" << n << " dst offset " << m << " byte " << i;
+        }
+      }
+  }
+  EXPECT_EQ(repMin(), 32768u);
+  ASSERT_TRUE(setRepMin(4096));  // already lower: unchanged
+  {
+    RepScope a;
+    EXPECT_EQ(repMin(), 4096u);
+  }
+  EXPECT_EQ(repMin(), 4096u);
+  ASSERT_TRUE(setRepMin(0));  // off: stays off
+  {
+    RepScope a;
+    EXPECT_EQ(repMin(), SIZE_MAX);
+  }
+  EXPECT_EQ(repMin(), SIZE_MAX);
+  setRepMin(saved == SIZE_MAX ? 0 : saved);
 }
 
 // SHMCOLL_COPY_KERNEL is read at load time: check it in a re-executed child.
