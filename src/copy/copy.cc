@@ -75,9 +75,9 @@ uint64_t osEnabledState() {
 unsigned detectSupported() {
   unsigned mask = bit(Kernel::kScalar);
 #if SHMCOLL_COPY_X86
-  __builtin_cpu_init();              // we may run before libgcc's own constructor
-  constexpr uint64_t kXmmYmm = 0x6;  // XCR0 bits 1-2: SSE and AVX state
-  constexpr uint64_t kZmm = 0xe0;    // XCR0 bits 5-7: opmask, ZMM_Hi256, Hi16_ZMM
+  __builtin_cpu_init();  // we may run before libgcc's own constructor
+  constexpr uint64_t kXmmYmm = 0x6;   // XCR0 bits 1-2: SSE and AVX state
+  constexpr uint64_t kZmm = 0xe0;     // XCR0 bits 5-7: opmask, ZMM_Hi256, Hi16_ZMM
   const uint64_t xcr0 = osEnabledState();
   if (__builtin_cpu_supports("sse2")) mask |= bit(Kernel::kSse2);
   const bool avx2 = __builtin_cpu_supports("avx2") && (xcr0 & kXmmYmm) == kXmmYmm;
@@ -116,7 +116,8 @@ void install(Kernel k) {
 size_t ntThresholdFromEnv() {
   const auto ranks =
       static_cast<uint32_t>(std::clamp<long long>(settings::integer(settings::Id::kJobSize), 1, UINT32_MAX));
-  const uint64_t v = settings::tuned(settings::Id::kNtThreshold, nullptr, ranks, detail::defaultNtThreshold());
+  const uint64_t v =
+      settings::tuned(settings::Id::kNtThreshold, nullptr, ranks, detail::defaultNtThreshold());
   return v == 0 || v > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(v);
 }
 
@@ -178,12 +179,9 @@ bool slowMisalignedRep() {
 
 uintptr_t repAlignFromEnv() {
   switch (settings::choice(settings::Id::kCopyRepAlign)) {
-    case 1:
-      return 0;  // any
-    case 2:
-      return 31;  // 32
-    default:
-      return slowMisalignedRep() ? 31 : 0;
+    case 1: return 0;   // any
+    case 2: return 31;  // 32
+    default: return slowMisalignedRep() ? 31 : 0;
   }
 }
 

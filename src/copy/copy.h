@@ -73,11 +73,11 @@ inline void prefetchW(const void* p) {
 
 // Kernel selection.
 Kernel active();
-bool supported(Kernel k);  // the CPU (and the build) can run k
-bool select(Kernel k);     // false (and no change) if unsupported
+bool supported(Kernel k);            // the CPU (and the build) can run k
+bool select(Kernel k);               // false (and no change) if unsupported
 const char* name(Kernel k);
 bool parseKernel(const char* s, Kernel* out);
-CopyFn function(Kernel k);  // for tests and benchmarks; nullptr if !supported(k)
+CopyFn function(Kernel k);           // for tests and benchmarks; nullptr if !supported(k)
 
 // Non-temporal store threshold in bytes: copies of at least this size use
 // non-temporal stores.  setNtThreshold(0) disables them (ntThreshold() then

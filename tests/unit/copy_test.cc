@@ -4,8 +4,6 @@
 // Patterns: source bytes are all odd, destination guard bytes all even, so a
 // byte the kernel failed to write, or a source byte written outside the
 // destination range, is always caught (never a lucky 1/256 match).
-#include "copy/copy.h"
-
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -19,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "copy/copy.h"
 #include "copy/kernels.h"
 
 namespace shmcoll::copy {
@@ -72,8 +71,7 @@ class Arena {
       why = "a byte after the destination changed";
     }
     std::memcpy(d, r, n);  // restore
-    if (!why.empty())
-      why += " (n=" + std::to_string(n) + " srcMis=" + std::to_string(sm) + " dstMis=" + std::to_string(dm) + ")";
+    if (!why.empty()) why += " (n=" + std::to_string(n) + " srcMis=" + std::to_string(sm) + " dstMis=" + std::to_string(dm) + ")";
     return why;
   }
 
@@ -228,7 +226,8 @@ TEST_P(CopyKernelTest, RepMovsbInStepOnly) {
 // Large copies on both sides of a lowered threshold, odd alignments.
 TEST_P(CopyKernelTest, LargeAcrossNtThreshold) {
   constexpr size_t kMiB = size_t{1} << 20;
-  const size_t sizes[] = {4095, 4096, 4097, 8191, 8193, 65536 + 3, kMiB - 1, kMiB + 13, 3 * kMiB + 77, 4 * kMiB};
+  const size_t sizes[] = {4095,       4096,           4097,       8191,           8193,          65536 + 3,
+                          kMiB - 1,   kMiB + 13,      3 * kMiB + 77, 4 * kMiB};
   const size_t mis[][2] = {{0, 0}, {1, 63}, {63, 1}, {17, 45}, {32, 0}, {5, 5}};
   Arena a(4 * kMiB);
   for (size_t threshold : {size_t{4096}, size_t{0}}) {
