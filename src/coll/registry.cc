@@ -82,6 +82,10 @@ struct Choice {
       else
         fprintf(stderr, "shmcoll: decision table %s (%zu rules)\n", tuning::tablePath().c_str(),
                 tuning::table().size());
+      if (transport::pulls().cmaSlow)
+        fprintf(stderr,
+                "shmcoll: process_vm_readv is slow here (SHMCOLL_CMA_SLOW_FACTOR): blocks outside the shared "
+                "segment and heaps are streamed unless SHMCOLL_CMA_MIN or a decision table says otherwise\n");
     }
     pull = static_cast<PullPolicy>(settings::choice(settings::Id::kPull));
     const std::string all = settings::str(settings::Id::kAlgorithm);
@@ -249,7 +253,8 @@ void fillThresholds(Team& team, Op op) {
   Thresholds& t = team.cache().thresholds[static_cast<int>(op)];
   const char* name = opName(op);
   const uint32_t ranks = team.size();
-  t.cmaMin = settings::tuned(settings::Id::kCmaMin, name, ranks);
+  t.cmaMin = settings::tuned(settings::Id::kCmaMin, name, ranks,
+                             transport::pulls().cmaSlow ? UINT64_MAX : settings::spec(settings::Id::kCmaMin).dflt);
   t.cmaSoloMin = settings::tuned(settings::Id::kCmaSoloMin, name, ranks, t.cmaMin);
   t.cmaSoloMax = settings::tuned(settings::Id::kCmaSoloMax, name, ranks);
   // Blocks past 4 KiB go inline only with more than 2 ranks a core, where a

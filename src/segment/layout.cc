@@ -63,6 +63,7 @@ void initHeader(void* base, const Layout& l, uint64_t jobId, uint32_t launcherPi
   h->abortKind.store(0, std::memory_order_relaxed);
   h->attached.store(0, std::memory_order_relaxed);
   h->cmaRefused.store(0, std::memory_order_relaxed);
+  h->cmaSlow.store(0, std::memory_order_relaxed);
   h->heapRefused.store(0, std::memory_order_relaxed);
   h->threadMultiple.store(0, std::memory_order_relaxed);
   h->fenceRefused.store(0, std::memory_order_relaxed);

@@ -38,7 +38,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 13;  // 13: ring lanes of 68 lines (12: of 65; 11: 64 ring lanes of 1 KiB; 10: the ring)
+constexpr uint32_t kVersion = 14;  // 14: cmaSlow; 13: ring lanes of 68 lines (12: of 65; 11: 64 ring lanes of 1 KiB; 10: the ring)
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;           // line sets (CtxLines) per rank: communicators that have one
@@ -98,6 +98,8 @@ struct alignas(kLine) SegmentHeader {
   // rank's control line (a page fault per rank and peer).
   std::atomic<uint32_t> cmaRefused;
   std::atomic<uint32_t> heapRefused;
+  // Ranks that found process_vm_readv slow in MPI_Init (runtime/context.cc).
+  std::atomic<uint32_t> cmaSlow;
   // Ranks that asked for MPI_THREAD_MULTIPLE in MPI_Init (before its first
   // barrier): when any did, no communicator of the job gets engine lines
   // (wait/serial.h).

@@ -24,6 +24,9 @@ namespace shmcoll::transport {
 struct Pulls {
   // process_vm_readv works between every pair of ranks (and SHMCOLL_CMA allows it).
   bool cma = false;
+  // Most ranks found it slow in MPI_Init (SHMCOLL_CMA_SLOW_FACTOR): the
+  // built-in SHMCOLL_CMA_MIN is then `off` (coll/registry.cc).
+  bool cmaSlow = false;
   // Every rank can map every other rank's shared malloc heap.
   bool heapShared = false;
   // Our mappings of the peers' heaps, by world rank (sized on first use).
