@@ -7,16 +7,14 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
 #include "coll/coll.h"
 #include "common/settings.h"
 #include "common/status.h"
-#include "copy/copy.h"
+#include "os/cma_cost.h"
 #include "os/shared_heap.h"
 #include "p2p/p2p.h"
 #include "runtime/comm.h"
@@ -81,43 +79,6 @@ int mapSegment(Context& c) {
   return kOk;
 }
 
-// Whether process_vm_readv is slow here: 64 KiB of this process's own memory
-// read with it takes more than SHMCOLL_CMA_SLOW_FACTOR times as long as a
-// copy of the same bytes (the best of 5 each, both ends hot).  A single
-// copy out of a peer's private buffer saves the stream's copy into the slot
-// and its hand-offs, and both ways read the sender's lines across cores
-// once, so it pays while the call costs less than two or three copies.  On
-// the Firecracker VM of docs/PERFORMANCE.md (2026-11-30, afternoon) the
-// call took 9 times the copy (5.6 against 0.61 us; from another process
-// 2.3 us at 4 KiB and 68 at 1 MiB against 24 for memcpy), and at 2 and 3
-// ranks the stream beat it from 16 KiB to 256 KiB but for bcast and
-// allreduce at 256 KiB (alltoall 16 KiB at N = 3: 28 against 18 us); the
-// node's tuner chose `cma_min off` there too.
-bool cmaSlow() {
-  const uint64_t factor = settings::size(settings::Id::kCmaSlowFactor);
-  if (factor == 0) return false;
-  constexpr size_t kBytes = 64 << 10;
-  std::vector<char> src(kBytes, 1), dst(kBytes, 0);
-  struct iovec local = {dst.data(), kBytes};
-  struct iovec remote = {src.data(), kBytes};
-  const pid_t self = getpid();
-  auto best = [](auto&& body) {
-    double t = 1e30;
-    for (int i = 0; i < 5; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      body();
-      t = std::min(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return t;
-  };
-  bool failed = false;
-  const double cma = best([&] {
-    failed |= process_vm_readv(self, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(kBytes);
-  });
-  const double copy = best([&] { copy::copy(dst.data(), src.data(), kBytes); });
-  return !failed && cma > static_cast<double>(factor) * copy;
-}
-
 // Tries a one-word process_vm_readv from the next rank; then every rank learns
 // whether all succeeded (the caller runs a barrier in between).
 void probeCma(transport::World& c) {
@@ -129,7 +90,9 @@ void probeCma(transport::World& c) {
   bool ok = n == static_cast<ssize_t>(sizeof got) && got == kProbeValue;
   c.self()->cmaOk.store(ok ? 1 : 2, std::memory_order_release);
   if (!ok) c.seg.header()->cmaRefused.fetch_add(1, std::memory_order_acq_rel);
-  if (ok && cmaSlow()) c.seg.header()->cmaSlow.fetch_add(1, std::memory_order_acq_rel);
+  // (SHMCOLL_CMA_SLOW_FACTOR: os/cma_cost.h; most ranks' word decides, the same for all)
+  if (ok && os::processVmReadvSlow(settings::size(settings::Id::kCmaSlowFactor)))
+    c.seg.header()->cmaSlow.fetch_add(1, std::memory_order_acq_rel);
 }
 
 segment::RankCtl* gHeapCtl = nullptr;  // where publishHeap() wrote, for the heap's hook
