@@ -60,8 +60,12 @@ static void one_round(int call, int root, unsigned char *rb, size_t rbytes) {
   want = 0;
   for (int r = 0; r < n; ++r) want += value(call, r);
   TU_CALL(MPI_Reduce(&v, rb + G, 1, MPI_LONG_LONG, MPI_SUM, root, MPI_COMM_WORLD));
-  if (me == root) check_bytes(rb, &want, sizeof want, "MPI_Reduce", call);
-  else for (size_t i = 0; i < rbytes; ++i) if (rb[i] != 0x5a) tu_fail("MPI_Reduce call %d: a non-root's receive buffer was written", call);
+  if (me == root) {
+    check_bytes(rb, &want, sizeof want, "MPI_Reduce", call);
+  } else {
+    for (size_t i = 0; i < rbytes; ++i)
+      if (rb[i] != 0x5a) tu_fail("MPI_Reduce call %d: a non-root's receive buffer was written", call);
+  }
 
   memset(rb, 0x5a, rbytes);
   for (int r = 0; r < n; ++r) all[r] = value(call, r);
