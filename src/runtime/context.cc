@@ -158,7 +158,7 @@ void prefaultRings(const transport::World& e) {
     if (!all && r != e.rank && r != 0) continue;
     const volatile char* ring = e.seg.laneArea(r, segment::kAheadArea0);
     for (uint64_t o = 0; o < kRingBytes; o += page) sum += static_cast<unsigned char>(ring[o]);
-    sum += static_cast<unsigned char>(ring[kRingBytes - 1]);
+    sum += static_cast<unsigned char>(ring[kRingBytes - 1]);  // (the ring need not start on a page)
   }
   asm volatile("" : : "r"(sum));
 }

@@ -143,6 +143,9 @@ class Round {
  private:
   // Produces and consumes until both are done, sleeping when neither can move.
   int drive() {
+    // (once per round, not per poll: the copies into slots, and out of
+    // lanes, slots and the senders' buffers)
+    copy::RepScope rep;
     Outbox& out = sc_.out;
     while (!(out.done() && consumerDone())) {
       bool moved = out.produce();
@@ -524,7 +527,6 @@ class Round {
 
   bool consume(int* rc) {
     copy::NtScope nt(ntRecv_ ? kNtRecvMin : 0);
-    copy::RepScope rep;  // (out of lanes, slots and the senders' buffers)
     bool moved = false;
     if (!sc_.skipped.empty()) sortSkipped();
     std::vector<From>& from = sc_.from;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "copy/copy.h"
 #include "transport/lanes.h"
 #include "wait/wait.h"
 
@@ -33,7 +32,6 @@ bool Outbox::produce() {
   const World& w = world();
   const Group& g = *group_;
   bool moved = false;
-  copy::RepScope rep;  // (into a slot its readers last read)
   while (canProduce()) {
     const uint64_t k = nextChunk_;
     const uint32_t s = static_cast<uint32_t>(k % segment::kNumSlots);
