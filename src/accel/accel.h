@@ -39,7 +39,11 @@ struct alignas(kLine) PostLine {
   std::atomic<uint64_t> posted;      // sequence number of the last round filled
   std::atomic<uint64_t> nrounds[2];  // rounds this rank needs (round 0, by parity)
   std::atomic<uint64_t> ok[2];       // 1: this rank takes the call (round 0, by parity)
+  // 1: this rank's single-copy blocks of the call go through the pieces
+  // instead (CommState::cma_slow and a block outside its shared heap; round 0, by parity)
+  std::atomic<uint64_t> pushed[2];
 };
+static_assert(sizeof(PostLine) == kLine);
 struct alignas(kLine) ReadLine {
   std::atomic<uint64_t> consumed;  // sequence number of the last round read
 };
@@ -95,6 +99,14 @@ struct CommState {
   bool cma = false;
   size_t cma_min = 0;  // CmaMin for this node, agreed (the least among its processes)
   std::vector<long> pids;
+  // process_vm_readv is slow here (most of the node's processes found it more
+  // than SHMCOLL_CMA_SLOW_FACTOR times a copy, os/cma_cost.h; not judged where
+  // SHMCOLL_ACCEL_CMA_MIN is set, unless the factor is set too): a sender whose single-copy blocks do not
+  // all lie in its shared heap sends them through the pieces instead, and says
+  // so in round 0 (push_mine, read by every rank into pushed[sender]).
+  bool cma_slow = false;
+  bool push_mine = false;     // for the next RunRounds: its round 0 posts it and clears it
+  std::vector<char> pushed;  // by rank, from the last round 0 (RunRounds)
   // Our read-only mappings of the node's processes' shared malloc heaps (the
   // library's malloc serves large requests from a memfd, os/shared_heap.h): a
   // single-copy block that lies in its sender's heap is copied straight out of
@@ -133,6 +145,7 @@ extern std::atomic<long> g_across;      // calls taken by the hierarchical path 
 extern std::atomic<long> g_direct;      // ... of them alltoalls whose blocks between nodes went direct
 extern std::atomic<long> g_single;      // calls whose blocks moved by single copy (engine.cc)
 extern std::atomic<long> g_heap_reads;  // ... blocks of them read out of a sender's shared malloc heap
+extern std::atomic<long> g_pushed;      // calls whose single-copy blocks this process sent through the pieces
 extern std::atomic<long> g_eager;       // eager bcasts and reduces (eager.cc)
 // Maps a segment for comm (all on one node) into st: collective, agreed.
 bool MapSegment(CommState* st, MPI_Comm comm);
@@ -195,6 +208,20 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm);
 // (at most `want` bytes), which ends the job when the header is not there or
 // the read fails (fn: the MPI function, for the message).
 bool Single(const CommState& st, size_t bytes);
+// Where process_vm_readv is slow (CommState::cma_slow), single-copy blocks
+// of at most kPushMax bytes outside their sender's shared heap go through
+// the pieces instead; larger ones still pay for the call (on the VM of
+// docs/PERFORMANCE.md, 2026-11-30, evening, the pieces won up to 64 KiB and
+// lost from 256 KiB).  PushPrivate: whether this process sends its
+// single-copy blocks of at most kPushMax bytes so: st.cma_slow, and one of
+// sides[0, count) but sides[skip], of `bound` to kPushMax bytes, lies outside
+// the part of its shared heap that peers may map.  Pushed: whether rank j's
+// block of `bytes` comes through the pieces (it said so in round 0).
+constexpr size_t kPushMax = size_t{64} << 10;
+bool PushPrivate(const CommState& st, const Side* sides, size_t count, size_t skip, size_t bound);
+inline bool Pushed(const CommState& st, int j, size_t bytes) {
+  return bytes <= kPushMax && st.pushed[static_cast<size_t>(j)];
+}
 void CmaOffer(const CommState& st, char* at, const char* ptr, size_t bytes);
 void CmaPull(CommState& st, const char* at, int peer, char* dst, size_t want, const char* fn, MPI_Comm comm);
 bool Barrier(CommState& st);

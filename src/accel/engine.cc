@@ -21,7 +21,10 @@
 // SHMCOLL_ACCEL_CMA_MIN bytes, each block by itself): the block's header
 // instead of its data in round 0, read out of our mapping of the sender's
 // shared malloc heap where the block lies in it, else with process_vm_readv,
-// each byte copied once; at least two rounds (see Alltoall).
+// each byte copied once; at least two rounds (see Alltoall).  Where
+// process_vm_readv is slow (CommState::cma_slow), a sender with a single-copy
+// block of at most kPushMax bytes outside its heap sends those blocks
+// through the pieces instead and says so in round 0 (PostLine::pushed).
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -120,6 +123,17 @@ void CmaPull(CommState& st, const char* at, int peer, char* dst, size_t want, co
 // ends in a correct program), so they make the same choice.
 bool Single(const CommState& st, size_t bytes) { return st.cma && bytes && bytes >= st.cma_min; }
 
+bool PushPrivate(const CommState& st, const Side* sides, size_t count, size_t skip, size_t bound) {
+  if (!st.cma_slow) return false;
+  shmcoll::os::SharedHeap& heap = shmcoll::os::processHeap();
+  heap.poll();  // (as in CmaOffer)
+  for (size_t k = 0; k < count; ++k)
+    if (k != skip && sides[k].bytes && sides[k].bytes >= bound && sides[k].bytes <= kPushMax &&
+        !heap.sharedRange(sides[k].ptr, sides[k].bytes))
+      return true;
+  return false;
+}
+
 // Alltoall(v,w): a half holds n pieces of `chunk` bytes, piece j for rank j.
 // A block that moves by single copy has, instead of its data, its header in
 // piece j of round 0; the receiver reads it in its drain of round 0, out of
@@ -147,13 +161,22 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
           need = std::max(need, RoundsFor(s->bytes, chunk));
       }
     }
+  // process_vm_readv slow here and a block outside my heap: mine go through the pieces
+  const bool push = ok && any_single && PushPrivate(st, send.data(), send.size(), static_cast<size_t>(me), bound);
+  auto pushes = [&](size_t bytes) { return push && single(bytes) && bytes <= kPushMax; };
+  for (int j = 0; j < n && push; ++j)
+    if (j != me && pushes(send[j].bytes)) need = std::max(need, RoundsFor(send[j].bytes, chunk));
   if (any_single) need = std::max<uint64_t>(need, 2);
+  st.push_mine = push;
+  if (push) g_pushed.fetch_add(1, std::memory_order_relaxed);
+  bool did_single = false;
   auto fill = [&](uint64_t r) {
     char* out = st.slot_of(me);
     for (int j = 0; j < n; ++j) {
       if (j == me) continue;
       char* at = out + chunk * static_cast<size_t>(j);
-      if (single(send[j].bytes)) {
+      if (single(send[j].bytes) && !pushes(send[j].bytes)) {
+        did_single = true;
         if (r == 0) CmaOffer(st, at, send[j].ptr, send[j].bytes);
         continue;
       }
@@ -167,7 +190,8 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
     for (int k = 1; k < n; ++k) {
       const int j = (me + k) % n;
       const char* at = st.slot_of(j) + chunk * static_cast<size_t>(me);
-      if (single(recv[j].bytes)) {
+      if (single(recv[j].bytes) && !Pushed(st, j, recv[j].bytes)) {
+        did_single = true;
         if (r == 0) CmaPull(st, at, j, recv[j].ptr, recv[j].bytes, "MPI_Alltoall(v,w)", comm);
         continue;
       }
@@ -177,7 +201,7 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
   };
   if (!RunRounds(st, need, ok, fill, drain)) return false;
   UnpackRecvs(recv, st.rtmp, comm);
-  if (any_single) g_single.fetch_add(1, std::memory_order_relaxed);
+  if (did_single) g_single.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
@@ -205,9 +229,16 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
         need = std::max(need, RoundsFor(bytes, chunk));
     }
   }
+  // process_vm_readv slow here and my block outside my heap: it goes through the pieces
+  const bool push = ok && single(src.bytes) && PushPrivate(st, &src, 1, 1, bound);  // (at most kPushMax)
+  if (push) need = std::max(need, RoundsFor(src.bytes, chunk));
   if (any_single) need = std::max<uint64_t>(need, 2);
+  st.push_mine = push;
+  if (push) g_pushed.fetch_add(1, std::memory_order_relaxed);
+  bool did_single = false;
   auto fill = [&](uint64_t r) {
-    if (single(src.bytes)) {
+    if (!push && single(src.bytes)) {
+      did_single = true;
       if (r == 0) CmaOffer(st, st.slot_of(me), src.ptr, src.bytes);
       return;
     }
@@ -221,7 +252,8 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
       std::memcpy(recv[me].ptr, src.ptr, std::min(recv[me].bytes, src.bytes));
     for (int k = 1; k < n; ++k) {
       const int j = (me + k) % n;
-      if (single(recv[j].bytes)) {
+      if (single(recv[j].bytes) && !Pushed(st, j, recv[j].bytes)) {
+        did_single = true;
         if (r == 0) CmaPull(st, st.slot_of(j), j, recv[j].ptr, recv[j].bytes, "MPI_Allgather(v)", comm);
         continue;
       }
@@ -231,7 +263,7 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
   };
   if (!RunRounds(st, need, ok, fill, drain)) return false;
   UnpackRecvs(recv, st.rtmp, comm);
-  if (any_single) g_single.fetch_add(1, std::memory_order_relaxed);
+  if (did_single) g_single.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
@@ -242,22 +274,34 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
   const bool am_root = st.me == root;
   ok = ok && (am_root ? PackSends(one, st.stmp, comm) : LayoutRecvs(one, st.rtmp));
   const Side& s = one[0];
+  const size_t chunk = st.half();
   // Single copy (as in Alltoall): the block's size is the same on every process of a correct program.
+  // (Where process_vm_readv is slow and the root's block lies outside its heap, the root sends it
+  // through the pieces instead, and says so in round 0.)
   if (Single(st, side.bytes)) {
+    const bool push = ok && am_root && PushPrivate(st, &s, 1, 1, 1);
+    st.push_mine = push;
+    if (push) g_pushed.fetch_add(1, std::memory_order_relaxed);
+    bool pushed = push;
     auto fill = [&](uint64_t r) {
-      if (r || !am_root) return;
-      CmaOffer(st, st.slot_of(root), s.ptr, s.bytes);
+      if (!am_root) return;
+      size_t off, len = Piece(s.bytes, r, chunk, &off);
+      if (push && len) std::memcpy(st.slot_of(root), s.ptr + off, len);
+      if (!push && r == 0) CmaOffer(st, st.slot_of(root), s.ptr, s.bytes);
     };
     auto drain = [&](uint64_t r) {
-      if (r || am_root) return;
-      CmaPull(st, st.slot_of(root), root, s.ptr, s.bytes, "MPI_Bcast", comm);
+      if (am_root) return;
+      pushed = Pushed(st, root, s.bytes);
+      size_t off, len = Piece(s.bytes, r, chunk, &off);
+      if (pushed && len) std::memcpy(s.ptr + off, st.slot_of(root), len);
+      if (!pushed && r == 0) CmaPull(st, st.slot_of(root), root, s.ptr, s.bytes, "MPI_Bcast", comm);
     };
-    if (!RunRounds(st, 2, ok, fill, drain)) return false;
+    const uint64_t need = push ? std::max<uint64_t>(2, RoundsFor(s.bytes, chunk)) : 2;
+    if (!RunRounds(st, need, ok, fill, drain)) return false;
     if (!am_root) UnpackRecvs(one, st.rtmp, comm);
-    g_single.fetch_add(1, std::memory_order_relaxed);
+    if (!pushed) g_single.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
-  const size_t chunk = st.half();
   const uint64_t need = ok ? std::max<uint64_t>(1, RoundsFor(s.bytes, chunk)) : 1;
   auto fill = [&](uint64_t r) {
     size_t off, len = Piece(s.bytes, r, chunk, &off);

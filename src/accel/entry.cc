@@ -143,6 +143,11 @@ ACCEL_EXPORT int MPI_Finalize(void) {
     if (g_heap_reads)
       std::fprintf(stderr, "shmcoll-accel: rank %d: %ld blocks read out of the senders' shared heaps\n", rank,
                    g_heap_reads.load());
+    if (g_pushed)
+      std::fprintf(stderr,
+                   "shmcoll-accel: rank %d: %ld calls sent their single-copy blocks through the segment "
+                   "(process_vm_readv slow here)\n",
+                   rank, g_pushed.load());
     if (g_eager) std::fprintf(stderr, "shmcoll-accel: rank %d: %ld of them eager\n", rank, g_eager.load());
     if (g_direct)
       std::fprintf(stderr, "shmcoll-accel: rank %d: %ld alltoalls with their blocks between nodes direct\n", rank,

@@ -44,6 +44,7 @@ std::atomic<long> g_across{0};
 std::atomic<long> g_direct{0};
 std::atomic<long> g_single{0};
 std::atomic<long> g_heap_reads{0};
+std::atomic<long> g_pushed{0};
 
 namespace {
 

@@ -63,18 +63,53 @@ void FoldAll(const CommState& st, const Fold& f, Src src, size_t at, char* out, 
 // Reduce by single copy: the root reads every contribution straight out of
 // its sender's buffer (a header in round 0, as in Alltoall) and folds it in
 // rank order; round 1 keeps the senders in the call until it has read.
+// Where process_vm_readv is slow, a contribution of at most kPushMax bytes
+// outside its sender's heap comes through the sender's slot instead, a
+// piece per round (PushPrivate, engine.cc); then the root gathers every
+// contribution in rtmp (rank j's at j * bytes, its own in place at n * bytes)
+// and folds after the rounds.
 bool ReduceCma(CommState& st, const char* in, char* out, size_t count, const Fold& f, int root, bool ok,
                MPI_Comm comm) {
   const int n = st.n, me = st.me;
-  const size_t bytes = count * f.extent;
+  const size_t bytes = count * f.extent, chunk = st.half();
   const bool in_place = in == out;  // (MPI_IN_PLACE at the root: my contribution is in the result's place)
   // (a shortage goes into the verdict: every rank passes the call to the host)
-  if (me == root) ok = ok && Grow(st.rtmp, in_place ? 2 * bytes : bytes);
+  if (me == root)
+    ok = ok && Grow(st.rtmp, st.cma_slow ? static_cast<size_t>(n + 1) * bytes : in_place ? 2 * bytes : bytes);
+  Side mine;
+  mine.ptr = const_cast<char*>(in), mine.bytes = bytes;
+  const bool push = ok && me != root && PushPrivate(st, &mine, 1, 1, 1);
+  st.push_mine = push;
+  if (push) g_pushed.fetch_add(1, std::memory_order_relaxed);
+  bool staged = false, single = me != root && !push;
   auto fill = [&](uint64_t r) {
-    if (r == 0 && me != root) CmaOffer(st, st.slot_of(me), in, bytes);
+    if (me == root) return;
+    size_t off, len = Piece(bytes, r, chunk, &off);
+    if (push && len) std::memcpy(st.slot_of(me), in + off, len);
+    if (!push && r == 0) CmaOffer(st, st.slot_of(me), in, bytes);
+  };
+  auto stage = [&](uint64_t r) {  // some contribution comes in pieces: every one into rtmp
+    char* tmp = st.rtmp.data();
+    if (r == 0 && in_place) std::memcpy(tmp + static_cast<size_t>(n) * bytes, in, bytes);
+    for (int j = 0; j < n; ++j) {
+      if (j == me) continue;
+      char* at = tmp + static_cast<size_t>(j) * bytes;
+      size_t off, len = Piece(bytes, r, chunk, &off);
+      if (Pushed(st, j, bytes)) {
+        if (len) std::memcpy(at + off, st.slot_of(j), len);
+      } else if (r == 0) {
+        single = true;
+        CmaPull(st, st.slot_of(j), j, at, bytes, "MPI_Reduce", comm);
+      }
+    }
   };
   auto drain = [&](uint64_t r) {
-    if (r || me != root) return;
+    if (me != root) return;
+    if (r == 0)
+      for (int j = 0; j < n; ++j) staged = staged || (j != me && Pushed(st, j, bytes));
+    if (staged) return stage(r);
+    if (r) return;
+    single = true;
     char* tmp = st.rtmp.data();
     const char* own = in;
     if (in_place) own = static_cast<const char*>(std::memcpy(tmp + bytes, in, bytes));
@@ -87,8 +122,14 @@ bool ReduceCma(CommState& st, const char* in, char* out, size_t count, const Fol
     if (last != out) std::memcpy(out, last, bytes);
     for (int j = n - 2; j >= 0; --j) f.apply(get(j, tmp), out, count);
   };
-  if (!RunRounds(st, 2, ok, fill, drain)) return false;
-  g_single.fetch_add(1, std::memory_order_relaxed);
+  if (!RunRounds(st, push ? std::max<uint64_t>(2, RoundsFor(bytes, chunk)) : 2, ok, fill, drain)) return false;
+  if (staged) {  // out = a0 (op) (a1 (op) ... a(n-1)), as FoldAll, out of rtmp
+    const char* tmp = st.rtmp.data();
+    auto a = [&](int j) { return j != me ? tmp + static_cast<size_t>(j) * bytes : in_place ? tmp + n * bytes : in; };
+    if (a(n - 1) != out) std::memcpy(out, a(n - 1), bytes);
+    for (int j = n - 2; j >= 0; --j) f.apply(a(j), out, count);
+  }
+  if (single) g_single.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 

@@ -31,6 +31,7 @@
 #include <mutex>
 
 #include "accel.h"
+#include "os/cma_cost.h"
 
 namespace shmcoll_accel {
 
@@ -207,6 +208,8 @@ size_t EnvBytes(const char* name, size_t dflt) {
   return static_cast<size_t>(x);
 }
 
+bool CmaMinSet() { return EnvBytes("SHMCOLL_ACCEL_CMA_MIN", SIZE_MAX) != SIZE_MAX; }
+
 size_t CmaMin(bool alone) {
   static const size_t set = EnvBytes("SHMCOLL_ACCEL_CMA_MIN", SIZE_MAX);
   if (set != SIZE_MAX) return set;
@@ -239,23 +242,31 @@ volatile uint64_t g_cma_probe = 0x5a17c0de5a17c0deull;
 // address of a known word, and reads its right neighbour's word; the
 // communicator has single copy when every read returned the word.
 void ProbeCma(CommState* st, MPI_Comm comm) {
-  st->cma = false;
+  st->cma = st->cma_slow = false;
   if (!st->cma_min || st->n < 2) return;
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-  long mine[2] = {static_cast<long>(getpid()), static_cast<long>(reinterpret_cast<uintptr_t>(&g_cma_probe))};
-  std::vector<long> all(2 * static_cast<size_t>(st->n));
-  bool ok = PMPI_Allgather(mine, 2, MPI_LONG, all.data(), 2, MPI_LONG, comm) == MPI_SUCCESS;
+  // (and whether the call is slow here, measured once per process; a set
+  // SHMCOLL_ACCEL_CMA_MIN is taken as it is, unless SHMCOLL_CMA_SLOW_FACTOR is set too)
+  static const bool slow = (!CmaMinSet() || std::getenv("SHMCOLL_CMA_SLOW_FACTOR")) &&
+                           shmcoll::os::processVmReadvSlow(EnvBytes("SHMCOLL_CMA_SLOW_FACTOR", 4));
+  long mine[3] = {static_cast<long>(getpid()), static_cast<long>(reinterpret_cast<uintptr_t>(&g_cma_probe)),
+                  slow ? 1 : 0};
+  std::vector<long> all(3 * static_cast<size_t>(st->n));
+  bool ok = PMPI_Allgather(mine, 3, MPI_LONG, all.data(), 3, MPI_LONG, comm) == MPI_SUCCESS;
   if (ok) {
     const size_t r = static_cast<size_t>((st->me + 1) % st->n);
     uint64_t word = 0;
-    ok = CmaRead(all[2 * r], reinterpret_cast<char*>(&word),
-                 reinterpret_cast<const char*>(static_cast<uintptr_t>(all[2 * r + 1])), sizeof word) &&
+    ok = CmaRead(all[3 * r], reinterpret_cast<char*>(&word),
+                 reinterpret_cast<const char*>(static_cast<uintptr_t>(all[3 * r + 1])), sizeof word) &&
          word == g_cma_probe;
   }
   if (!AllAgree(ok, comm)) return;
   st->pids.resize(static_cast<size_t>(st->n));
-  for (size_t j = 0; j < st->pids.size(); ++j) st->pids[j] = all[2 * j];
+  long slow_votes = 0;
+  for (size_t j = 0; j < st->pids.size(); ++j) st->pids[j] = all[3 * j], slow_votes += all[3 * j + 2];
   st->cma = true;
+  // most processes found it slow (the same answer on every one: all saw every vote)
+  st->cma_slow = 2 * slow_votes > st->n;
 }
 
 void EndJob(MPI_Comm comm) {

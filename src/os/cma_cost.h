@@ -5,10 +5,11 @@
 // sender's lines across cores once.  So the call pays while it costs less
 // than two or three copies of the same bytes, and where it costs much more
 // (a VM whose kernel entry and page pinning are slow) the slots win at every
-// size.  shmcoll's own jobs ask once, in MPI_Init (runtime/context.cc).
-// (The accelerator does not: there sender and reader each derive a block's
-// way from its size alone, and the same single copy also reads the blocks
-// in the senders' shared heaps, with no system call.)
+// size.  shmcoll's own jobs ask once, in MPI_Init (runtime/context.cc); the
+// accelerator once per process, at its first communicator's set-up
+// (accel/setup.cc, ProbeCma), where it keeps single copy for blocks in the
+// senders' shared heaps and sends private blocks of up to 64 KiB through
+// the segment (accel/engine.cc, PushPrivate).
 #pragma once
 
 #include <cstdint>
