@@ -88,6 +88,7 @@ struct CommState {
   size_t map_bytes = 0;
   uint64_t seq = 0;                    // rounds run so far (the same on every rank)
   unsigned spin = 256;                 // pauses before a wait yields: 0 when the processes outnumber the cores
+  bool crowded = false;                // ... on every process (agreed: the reductions' paths depend on it)
   size_t eager = 0;                    // bcast and reduce blocks of at most this many bytes are eager (agreed; 0: none)
   uint64_t eager_depth = kEagerDepth;  // entries in use (the same on every rank: from n and the node's cores)
   uint64_t eager_calls = 0;            // eager calls so far (the same on every rank)

@@ -11,7 +11,8 @@
 // depend on timing or on the path and are identical on every rank.
 //
 // Allreduce and reduce, two paths chosen by the block's bytes B:
-//  - B below SHMCOLL_ACCEL_REDUCE_SPLIT (bytes, k/m/g suffixes; default 8 KiB): one round per
+//  - B below SHMCOLL_ACCEL_REDUCE_SPLIT (bytes, k/m/g suffixes; default 8 KiB, and where the
+//    processes outnumber the cores 256 KiB for reduce and 64 KiB for allreduce: SplitBytes): one round per
 //    piece; every rank posts its piece and each rank that delivers a result
 //    (all of them for allreduce, the root for reduce) folds the n pieces
 //    itself.  One wait per piece; n * B bytes read by each folding rank.
@@ -36,17 +37,26 @@
 namespace shmcoll_accel {
 namespace {
 
-// Blocks of at least this many bytes are split across the ranks (see above).
-size_t SplitBytes() {
-  static const size_t bytes = [] {
+// Blocks of at least this many bytes are split across the ranks (see
+// above): SHMCOLL_ACCEL_REDUCE_SPLIT where set, else 8 KiB where every
+// process has a core of its own.  Where the processes outnumber the cores
+// (st.crowded, agreed) a round costs a turn of the scheduler for every
+// process, and the split's extra round cost more than the unsplit fold up
+// to 128 KiB for a reduce (only the root folds) and 32 KiB for an allreduce
+// (all fold), so blocks below 256 and 64 KiB go unsplit there (N = 4 and 8
+// on 2 cores, docs/PERFORMANCE.md, 2026-11-30, evening).
+size_t SplitBytes(const CommState& st, bool all) {
+  static const size_t set = [] {
     const char* e = std::getenv("SHMCOLL_ACCEL_REDUCE_SPLIT");
-    if (!e || !*e) return static_cast<size_t>(8192);
+    if (!e || !*e) return SIZE_MAX;
     char* end = nullptr;
     unsigned long long v = std::strtoull(e, &end, 0);
     const char unit = end ? *end | 0x20 : 0;  // k, m, g in either case
     return static_cast<size_t>(v << (unit == 'k' ? 10 : unit == 'm' ? 20 : unit == 'g' ? 30 : 0));
   }();
-  return bytes;
+  if (set != SIZE_MAX) return set;
+  if (!st.crowded) return 8 * 1024;
+  return all ? 64 * 1024 : 256 * 1024;
 }
 
 // out = a0 (op) (a1 (op) ... a(n-1)) over `elems` elements, where a(j) is at
@@ -144,7 +154,7 @@ bool ReduceRounds(CommState& st, const char* in, char* out, size_t count, const 
   if (root >= 0 && comm != MPI_COMM_NULL && n <= 3 && Single(st, bytes) &&
       bytes * static_cast<size_t>(n - 1) <= kReduceCmaMax)
     return ReduceCma(st, in, out, count, f, root, ok, comm);
-  if (bytes < SplitBytes()) {
+  if (bytes < SplitBytes(st, root < 0)) {
     const size_t per = st.half() / ext;  // elements per piece
     const uint64_t need = ok ? std::max<uint64_t>(1, RoundsFor(count, per)) : 1;
     auto fill = [&](uint64_t r) {

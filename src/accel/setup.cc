@@ -171,10 +171,12 @@ bool MapSegment(CommState* st, MPI_Comm comm) {
   st->map_bytes = (sizeof(RankFlags) + st->slot + kEagerPerRank) * static_cast<size_t>(st->n);
   // the eager bound and depth (eager.cc) and the single-copy bound, agreed: a call's path and entry
   // must be the same on every rank
-  long long eager[3] = {static_cast<long long>(std::min(EnvBytes("SHMCOLL_ACCEL_EAGER_MAX", kEagerData), kEagerData)),
+  long long eager[4] = {static_cast<long long>(std::min(EnvBytes("SHMCOLL_ACCEL_EAGER_MAX", kEagerData), kEagerData)),
                         static_cast<long long>(st->spin ? kEagerDepthAlone : kEagerDepth),
-                        static_cast<long long>(std::min<size_t>(CmaMin(st->spin != 0), LLONG_MAX))};
-  if (PMPI_Allreduce(MPI_IN_PLACE, eager, 3, MPI_LONG_LONG, MPI_MIN, comm) != MPI_SUCCESS) eager[0] = eager[2] = 0;
+                        static_cast<long long>(std::min<size_t>(CmaMin(st->spin != 0), LLONG_MAX)), st->spin ? 0 : 1};
+  if (PMPI_Allreduce(MPI_IN_PLACE, eager, 4, MPI_LONG_LONG, MPI_MIN, comm) != MPI_SUCCESS)
+    eager[0] = eager[2] = eager[3] = 0;
+  st->crowded = eager[3] == 1;
   st->eager = static_cast<size_t>(eager[0]);
   st->eager_depth = static_cast<uint64_t>(std::max(eager[1], 1LL));
   st->cma_min = static_cast<size_t>(std::max(eager[2], 0LL));
