@@ -98,7 +98,8 @@ struct CommState {
   // Single copy (engine.cc): every process may read every other's memory with
   // process_vm_readv (probed and agreed at set-up, ProbeCma); their pids.
   bool cma = false;
-  size_t cma_min = 0;  // CmaMin for this node, agreed (the least among its processes)
+  size_t cma_min = 0;        // CmaMin for this node, agreed (the least among its processes)
+  size_t bcast_cma_min = 0;  // the same for MPI_Bcast: kBcastCrowdedCmaMin where crowded and not set
   std::vector<long> pids;
   // process_vm_readv is slow here (most of the node's processes found it more
   // than SHMCOLL_CMA_SLOW_FACTOR times a copy, os/cma_cost.h; not judged where
@@ -156,6 +157,8 @@ bool AllAgree(bool ok, MPI_Comm comm);  // PMPI_Allreduce(MIN) of ok
 // has a core of its own (alone), else 32 KiB.  MapSegment agrees st->cma_min;
 // ProbeCma then sets st->cma and st->pids, collectively.
 size_t CmaMin(bool alone);
+bool CmaMinSet();  // SHMCOLL_ACCEL_CMA_MIN is set
+constexpr size_t kBcastCrowdedCmaMin = size_t{256} << 10;
 // An environment variable of bytes (k, m suffixes), or dflt when unset or not a number.
 size_t EnvBytes(const char* name, size_t dflt);
 void ProbeCma(CommState* st, MPI_Comm comm);
@@ -210,18 +213,21 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm);
 // the read fails (fn: the MPI function, for the message).
 bool Single(const CommState& st, size_t bytes);
 // Where process_vm_readv is slow (CommState::cma_slow), single-copy blocks
-// of at most kPushMax bytes outside their sender's shared heap go through
-// the pieces instead; larger ones still pay for the call (on the VM of
-// docs/PERFORMANCE.md, 2026-11-30, evening, the pieces won up to 64 KiB and
-// lost from 256 KiB).  PushPrivate: whether this process sends its
-// single-copy blocks of at most kPushMax bytes so: st.cma_slow, and one of
-// sides[0, count) but sides[skip], of `bound` to kPushMax bytes, lies outside
-// the part of its shared heap that peers may map.  Pushed: whether rank j's
-// block of `bytes` comes through the pieces (it said so in round 0).
+// of at most PushMax(st) bytes outside their sender's shared heap go through
+// the pieces instead; where every process has a core, larger ones still
+// pay for the call (on the VM of docs/PERFORMANCE.md, 2026-11-30, evening,
+// the pieces won up to 64 KiB and lost from 256 KiB at N = 2); where the
+// processes outnumber the cores, none does (the call lost 2-3x at 128 and
+// 256 KiB, N = 3 to 8).  PushPrivate: whether this process sends its
+// single-copy blocks of at most PushMax(st) bytes so: st.cma_slow, and one of
+// sides[0, count) but sides[skip], of `bound` to PushMax(st) bytes, lies
+// outside the part of its shared heap that peers may map.  Pushed: whether
+// rank j's block of `bytes` comes through the pieces (it said so in round 0).
 constexpr size_t kPushMax = size_t{64} << 10;
+inline size_t PushMax(const CommState& st) { return st.crowded ? SIZE_MAX : kPushMax; }
 bool PushPrivate(const CommState& st, const Side* sides, size_t count, size_t skip, size_t bound);
 inline bool Pushed(const CommState& st, int j, size_t bytes) {
-  return bytes <= kPushMax && st.pushed[static_cast<size_t>(j)];
+  return bytes <= PushMax(st) && st.pushed[static_cast<size_t>(j)];
 }
 void CmaOffer(const CommState& st, char* at, const char* ptr, size_t bytes);
 void CmaPull(CommState& st, const char* at, int peer, char* dst, size_t want, const char* fn, MPI_Comm comm);

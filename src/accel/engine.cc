@@ -23,7 +23,7 @@
 // shared malloc heap where the block lies in it, else with process_vm_readv,
 // each byte copied once; at least two rounds (see Alltoall).  Where
 // process_vm_readv is slow (CommState::cma_slow), a sender with a single-copy
-// block of at most kPushMax bytes outside its heap sends those blocks
+// block of at most PushMax bytes outside its heap sends those blocks
 // through the pieces instead and says so in round 0 (PostLine::pushed).
 #include <algorithm>
 #include <cerrno>
@@ -128,7 +128,7 @@ bool PushPrivate(const CommState& st, const Side* sides, size_t count, size_t sk
   shmcoll::os::SharedHeap& heap = shmcoll::os::processHeap();
   heap.poll();  // (as in CmaOffer)
   for (size_t k = 0; k < count; ++k)
-    if (k != skip && sides[k].bytes && sides[k].bytes >= bound && sides[k].bytes <= kPushMax &&
+    if (k != skip && sides[k].bytes && sides[k].bytes >= bound && sides[k].bytes <= PushMax(st) &&
         !heap.sharedRange(sides[k].ptr, sides[k].bytes))
       return true;
   return false;
@@ -163,7 +163,7 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
     }
   // process_vm_readv slow here and a block outside my heap: mine go through the pieces
   const bool push = ok && any_single && PushPrivate(st, send.data(), send.size(), static_cast<size_t>(me), bound);
-  auto pushes = [&](size_t bytes) { return push && single(bytes) && bytes <= kPushMax; };
+  auto pushes = [&](size_t bytes) { return push && single(bytes) && bytes <= PushMax(st); };
   for (int j = 0; j < n && push; ++j)
     if (j != me && pushes(send[j].bytes)) need = std::max(need, RoundsFor(send[j].bytes, chunk));
   if (any_single) need = std::max<uint64_t>(need, 2);
@@ -230,7 +230,7 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
     }
   }
   // process_vm_readv slow here and my block outside my heap: it goes through the pieces
-  const bool push = ok && single(src.bytes) && PushPrivate(st, &src, 1, 1, bound);  // (at most kPushMax)
+  const bool push = ok && single(src.bytes) && PushPrivate(st, &src, 1, 1, bound);  // (at most PushMax)
   if (push) need = std::max(need, RoundsFor(src.bytes, chunk));
   if (any_single) need = std::max<uint64_t>(need, 2);
   st.push_mine = push;
@@ -278,7 +278,7 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
   // Single copy (as in Alltoall): the block's size is the same on every process of a correct program.
   // (Where process_vm_readv is slow and the root's block lies outside its heap, the root sends it
   // through the pieces instead, and says so in round 0.)
-  if (Single(st, side.bytes)) {
+  if (Single(st, side.bytes) && side.bytes >= st.bcast_cma_min) {
     const bool push = ok && am_root && PushPrivate(st, &s, 1, 1, 1);
     st.push_mine = push;
     if (push) g_pushed.fetch_add(1, std::memory_order_relaxed);

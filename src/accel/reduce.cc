@@ -73,7 +73,7 @@ void FoldAll(const CommState& st, const Fold& f, Src src, size_t at, char* out, 
 // Reduce by single copy: the root reads every contribution straight out of
 // its sender's buffer (a header in round 0, as in Alltoall) and folds it in
 // rank order; round 1 keeps the senders in the call until it has read.
-// Where process_vm_readv is slow, a contribution of at most kPushMax bytes
+// Where process_vm_readv is slow, a contribution of at most PushMax bytes
 // outside its sender's heap comes through the sender's slot instead, a
 // piece per round (PushPrivate, engine.cc); then the root gathers every
 // contribution in rtmp (rank j's at j * bytes, its own in place at n * bytes)

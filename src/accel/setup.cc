@@ -171,12 +171,19 @@ bool MapSegment(CommState* st, MPI_Comm comm) {
   st->map_bytes = (sizeof(RankFlags) + st->slot + kEagerPerRank) * static_cast<size_t>(st->n);
   // the eager bound and depth (eager.cc) and the single-copy bound, agreed: a call's path and entry
   // must be the same on every rank
-  long long eager[4] = {static_cast<long long>(std::min(EnvBytes("SHMCOLL_ACCEL_EAGER_MAX", kEagerData), kEagerData)),
+  // (and the bcast's: where the processes outnumber the cores, single copy's
+  // extra round cost more than the root's copy into its slot saved up to
+  // 128 KiB, N = 3 to 8 on 2 cores, docs/PERFORMANCE.md, 2026-11-30, evening)
+  const size_t cma_min = CmaMin(st->spin != 0);
+  const size_t bcast_min = st->spin || CmaMinSet() ? cma_min : std::max<size_t>(cma_min, kBcastCrowdedCmaMin);
+  long long eager[5] = {static_cast<long long>(std::min(EnvBytes("SHMCOLL_ACCEL_EAGER_MAX", kEagerData), kEagerData)),
                         static_cast<long long>(st->spin ? kEagerDepthAlone : kEagerDepth),
-                        static_cast<long long>(std::min<size_t>(CmaMin(st->spin != 0), LLONG_MAX)), st->spin ? 0 : 1};
-  if (PMPI_Allreduce(MPI_IN_PLACE, eager, 4, MPI_LONG_LONG, MPI_MIN, comm) != MPI_SUCCESS)
-    eager[0] = eager[2] = eager[3] = 0;
+                        static_cast<long long>(std::min<size_t>(cma_min, LLONG_MAX)), st->spin ? 0 : 1,
+                        static_cast<long long>(std::min<size_t>(bcast_min, LLONG_MAX))};
+  if (PMPI_Allreduce(MPI_IN_PLACE, eager, 5, MPI_LONG_LONG, MPI_MIN, comm) != MPI_SUCCESS)
+    eager[0] = eager[2] = eager[3] = eager[4] = 0;
   st->crowded = eager[3] == 1;
+  st->bcast_cma_min = static_cast<size_t>(std::max(eager[4], 0LL));
   st->eager = static_cast<size_t>(eager[0]);
   st->eager_depth = static_cast<uint64_t>(std::max(eager[1], 1LL));
   st->cma_min = static_cast<size_t>(std::max(eager[2], 0LL));
@@ -220,8 +227,9 @@ size_t CmaMin(bool alone) {
   // read of process_vm_readv (about a microsecond of set-up) pays from 8 KiB.
   // With more processes than cores a pull holds the reader in the kernel
   // while the writer waits for its turn: the slots pay up to 32 KiB
-  // (docs/PERFORMANCE.md, 2026-11-29, evening).
-  return alone ? 8 * 1024 : 32 * 1024;
+  // (docs/PERFORMANCE.md, 2026-11-29, evening), and 64 KiB once single copy
+  // costs a round more than the slots' one round (2026-11-30, evening).
+  return alone ? 8 * 1024 : 64 * 1024;
 }
 
 bool CmaRead(long pid, char* dst, const char* src, size_t len) {

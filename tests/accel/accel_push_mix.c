@@ -6,15 +6,15 @@
  * are still read out of their heaps, so every call mixes the two ways; with
  * the factor at 0 the odd ranks' blocks are read with process_vm_readv.
  * Checked, byte for byte, with guard bytes around every receive area:
- *  - MPI_Alltoall of 48 KiB + 24 bytes per block;
+ *  - MPI_Alltoall of 48 KiB + 24 bytes per block (96 KiB + 24 where the
+ *    processes outnumber the CPUs: sizes below);
  *  - MPI_Allgather of the same;
- *  - MPI_Bcast of 40 KiB + 5 bytes from every root in turn (a private and a
- *    heap root), the root's buffer unchanged;
- *  - MPI_Reduce (MPI_SUM of unsigned ints, 48 KiB) to every root, in place at the
+ *  - MPI_Bcast of 40 KiB + 5 bytes (300 KiB + 5) from every root in turn (a
+ *    private and a heap root), the root's buffer unchanged;
+ *  - MPI_Reduce (MPI_SUM of unsigned ints, the alltoall's block) to every root, in place at the
  *    root every other time, a non-root's receive buffer untouched;
  *  - MPI_Alltoallv with empty, small (below the single-copy bound), large,
- *    and larger blocks than go through the segment (above 64 KiB a private
- *    block is still read with process_vm_readv) mixed in one call;
+ *    and larger blocks (96 KiB + 8, 160 KiB + 8) mixed in one call;
  * each repeated with the send data rewritten between calls.
  *
  *   accel_push_mix [iters=N]
@@ -23,17 +23,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAXR 8
-#define BLK (48 * 1024 + 24)  /* below the accelerator's kPushMax (64 KiB) */
-#define BIG (96 * 1024 + 8)   /* above it: read with process_vm_readv however slow */
-#define BC (40 * 1024 + 5)
+/* Block sizes, by whether the processes outnumber the CPUs (crowded): every
+ * one at least the accelerator's single-copy bound there (8 KiB where every
+ * process has a CPU, else 64 KiB, 256 KiB for bcast); BLK at most 64 KiB
+ * where not crowded, where private blocks above 64 KiB (BIG) are still read
+ * with process_vm_readv however slow (crowded: they go through the segment) */
+static long BLK, BIG, BC;
+#define BIG_MAX (160 * 1024 + 8)
+#define BC_MAX (300 * 1024 + 5)
 #define G 64
 
 static int me, n;
 /* the odd ranks' send memory: in the program's data segment, never in a heap */
-static unsigned char priv_send[MAXR * (BIG + 256) + 2 * G];
-static unsigned char priv_bcast[BC + 2 * G];
+static unsigned char priv_send[MAXR * (BIG_MAX + 256) + 2 * G];
+static unsigned char priv_bcast[BC_MAX + 2 * G];
 
 static void fail(const char *what, int it, long at) {
   fprintf(stderr, "accel_push_mix: rank %d: %s, iteration %d, byte %ld\n", me, what, it, at);
@@ -52,11 +58,11 @@ static unsigned word(int from, int root, long k, int it) {
 
 /* bytes rank i sends rank j in the alltoallv: empty, small, large or larger than kPushMax */
 static int vcount(int i, int j) {
-  switch ((i + 2 * j) % 4) {
+  switch ((3 * i + j) % 4) { /* (every case between other ranks from 3 ranks on but 0, from 4 on) */
     case 0: return 0;
     case 1: return 100 + i + j;
-    case 2: return BLK + 8 * i + j;
-    default: return BIG - 8 * i - j;
+    case 2: return (int)BLK + 8 * i + j;
+    default: return (int)BIG - 8 * i - j;
   }
 }
 
@@ -80,6 +86,10 @@ int main(int argc, char **argv) {
     if (me == 0) fprintf(stderr, "accel_push_mix: at most %d ranks\n", MAXR);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+  const int crowded = sysconf(_SC_NPROCESSORS_ONLN) < n;
+  BLK = crowded ? 96 * 1024 + 24 : 48 * 1024 + 24;
+  BIG = crowded ? BIG_MAX : 96 * 1024 + 8;
+  BC = crowded ? BC_MAX : 40 * 1024 + 5;
   const long sbytes = (long)n * (BIG + 256) + 2 * G;
   /* even ranks: at least 1 MiB, so the library's malloc serves it from the shared heap */
   unsigned char *heap_send = malloc(sbytes > (1 << 20) ? sbytes : (1 << 20));
