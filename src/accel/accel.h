@@ -103,9 +103,10 @@ struct CommState {
   std::vector<long> pids;
   // process_vm_readv is slow here (most of the node's processes found it more
   // than SHMCOLL_CMA_SLOW_FACTOR times a copy, os/cma_cost.h; not judged where
-  // SHMCOLL_ACCEL_CMA_MIN is set, unless the factor is set too): a sender whose single-copy blocks do not
-  // all lie in its shared heap sends them through the pieces instead, and says
-  // so in round 0 (push_mine, read by every rank into pushed[sender]).
+  // SHMCOLL_ACCEL_CMA_MIN is set, unless the factor is set too): a sender
+  // whose single-copy blocks do not all lie in its shared heap sends them
+  // through the pieces instead, and says so in round 0 (push_mine, read by
+  // every rank into pushed[sender]; PushPrivate below).
   bool cma_slow = false;
   bool push_mine = false;     // for the next RunRounds: its round 0 posts it and clears it
   std::vector<char> pushed;  // by rank, from the last round 0 (RunRounds)
@@ -154,7 +155,7 @@ bool MapSegment(CommState* st, MPI_Comm comm);
 bool AllAgree(bool ok, MPI_Comm comm);  // PMPI_Allreduce(MIN) of ok
 // SHMCOLL_ACCEL_CMA_MIN: blocks of at least this many bytes move by
 // process_vm_readv (0: never); unset, 8 KiB where every process of the node
-// has a core of its own (alone), else 32 KiB.  MapSegment agrees st->cma_min;
+// has a core of its own (alone), else 64 KiB.  MapSegment agrees st->cma_min;
 // ProbeCma then sets st->cma and st->pids, collectively.
 size_t CmaMin(bool alone);
 bool CmaMinSet();  // SHMCOLL_ACCEL_CMA_MIN is set
