@@ -1,7 +1,8 @@
 // Eager rooted collectives on one node: an MPI_Bcast or MPI_Reduce of at most
 // CommState::eager bytes (SHMCOLL_ACCEL_EAGER_MAX, agreed at set-up) does
 // not hold the ranks together as the rounds do (engine.cc).  Each rank has
-// D = CommState::eager_depth entries of kEagerData bytes after the slots, and a
+// D = CommState::eager_depth entries of kEagerData bytes after the slots (a
+// block of at most 40 bytes in its entry's head line), and a
 // count of the eager calls it has finished; eager call e uses entry e % D:
 //   bcast:  the root copies its block into its entry, stamps it e + 1 and
 //           returns; a reader waits for the stamp, copies the block out and
@@ -37,6 +38,7 @@ struct alignas(kLine) EagerHead {
   std::atomic<uint64_t> stamp;  // e + 1 once call e's block is in
   uint64_t bytes;               // the block's bytes, as the writer counted them
   uint64_t ok;                  // 0: the root declined (bcast) or the writer's arguments were invalid (reduce)
+  char small[kLine - 3 * sizeof(uint64_t)];  // a block of at most this many bytes, in the stamp's line
 };
 static_assert(sizeof(EagerHead) == kLine);
 
@@ -47,7 +49,13 @@ EagerHead* Entry(const CommState& st, int r, uint64_t e) {
   return reinterpret_cast<EagerHead*>(st.eager_area() + kEagerPerRank * static_cast<size_t>(r) + kLine +
                                       kEagerEntry * static_cast<size_t>(e % st.eager_depth));
 }
-char* Data(EagerHead* h) { return reinterpret_cast<char*>(h) + kLine; }
+// Where an entry's block of `bytes` lies: in its head's line when small (a
+// reader then takes one line from the writer's core, not two), else after
+// it.  Writer and reader both know the bytes (a reader checks the head's
+// against its own before it reads).
+char* Data(EagerHead* h, size_t bytes) {
+  return bytes <= sizeof h->small ? h->small : reinterpret_cast<char*>(h) + kLine;
+}
 
 // Every rank has finished eager call e - D (so entry e % D is free
 // everywhere); st.eager_seen caches the least count seen.
@@ -105,7 +113,7 @@ bool EagerBcast(CommState& st, const Side& side, int root, bool ok, MPI_Comm com
   if (me == root) {
     ok = ok && PackSends(one, st.stmp, comm);
     WaitFree(st, e);
-    if (ok && one[0].bytes) std::memcpy(Data(h), one[0].ptr, one[0].bytes);
+    if (ok && one[0].bytes) std::memcpy(Data(h, one[0].bytes), one[0].ptr, one[0].bytes);
     h->bytes = one[0].bytes, h->ok = ok;
     h->stamp.store(e + 1, std::memory_order_release);
     Done(st, me)->store(e + 1, std::memory_order_release);
@@ -122,7 +130,7 @@ bool EagerBcast(CommState& st, const Side& side, int root, bool ok, MPI_Comm com
     std::fprintf(stderr, "shmcoll-accel: MPI_Bcast: no memory for a block of %zu bytes\n", side.bytes);
     EndJob(comm);
   }
-  if (side.bytes) std::memcpy(one[0].ptr, Data(h), side.bytes);
+  if (side.bytes) std::memcpy(one[0].ptr, Data(h, side.bytes), side.bytes);
   Done(st, me)->store(e + 1, std::memory_order_release);
   UnpackRecvs(one, st.rtmp, comm);
   g_eager.fetch_add(1, std::memory_order_relaxed);
@@ -137,7 +145,7 @@ bool EagerReduce(CommState& st, const char* in, char* out, size_t count, const F
   if (me != root) {
     WaitFree(st, e);
     EagerHead* h = Entry(st, me, e);
-    if (ok && bytes) std::memcpy(Data(h), in, bytes);
+    if (ok && bytes) std::memcpy(Data(h, bytes), in, bytes);
     h->bytes = bytes, h->ok = ok;
     h->stamp.store(e + 1, std::memory_order_release);
     Done(st, me)->store(e + 1, std::memory_order_release);
@@ -161,8 +169,8 @@ bool EagerReduce(CommState& st, const char* in, char* out, size_t count, const F
     alignas(kLine) char mine[kEagerData];
     if (in == out) std::memcpy(mine, in, bytes);  // MPI_IN_PLACE: my contribution is the result's place
     const char* own = in == out ? mine : in;
-    std::memcpy(out, n - 1 == me ? own : Data(Entry(st, n - 1, e)), bytes);
-    for (int j = n - 2; j >= 0; --j) f.apply(j == me ? own : Data(Entry(st, j, e)), out, count);
+    std::memcpy(out, n - 1 == me ? own : Data(Entry(st, n - 1, e), bytes), bytes);
+    for (int j = n - 2; j >= 0; --j) f.apply(j == me ? own : Data(Entry(st, j, e), bytes), out, count);
   }
   Done(st, me)->store(e + 1, std::memory_order_release);
   g_eager.fetch_add(1, std::memory_order_relaxed);
