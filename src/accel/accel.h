@@ -34,14 +34,19 @@ constexpr size_t kLine = 64;
 // second when it has finished reading the others' slots for that round.
 // Each slot has two halves used by rounds of alternate parity, so a rank may
 // fill the next round's half while the others still read this one's; the
-// verdicts of round 0 have a copy per parity for the same reason.
+// verdicts of round 0 have a copy per parity for the same reason.  A
+// round's data of at most kTiny bytes per writer (Tiny: an allgather's block,
+// an alltoall's block between 2 processes, a small reduction's contribution)
+// goes in the post line itself, also by parity, so a reader takes one line
+// from the writer's core instead of two.
+constexpr size_t kTiny = 16;
 struct alignas(kLine) PostLine {
-  std::atomic<uint64_t> posted;      // sequence number of the last round filled
-  std::atomic<uint64_t> nrounds[2];  // rounds this rank needs (round 0, by parity)
-  std::atomic<uint64_t> ok[2];       // 1: this rank takes the call (round 0, by parity)
-  // 1: this rank's single-copy blocks of the call go through the pieces
-  // instead (CommState::cma_slow and a block outside its shared heap; round 0, by parity)
-  std::atomic<uint64_t> pushed[2];
+  std::atomic<uint64_t> posted;  // sequence number of the last round filled
+  // round 0's verdict, by parity: (rounds this rank needs) << 2 | pushed << 1 | takes, where
+  // takes: this rank takes the call; pushed: its single-copy blocks of the call go through
+  // the pieces instead (CommState::cma_slow and a block outside its shared heap)
+  std::atomic<uint64_t> verdict[2];
+  alignas(16) char tiny[2][kTiny];
 };
 static_assert(sizeof(PostLine) == kLine);
 struct alignas(kLine) ReadLine {
@@ -133,6 +138,8 @@ struct CommState {
   // rank r's half-slot for round s (by its parity), and for the current round (seq)
   char* half_of(int r, uint64_t s) const { return area() + slot * static_cast<size_t>(r) + (s & 1) * half(); }
   char* slot_of(int r) const { return half_of(r, seq); }
+  // rank r's tiny area (PostLine::tiny) for the current round
+  char* tiny_of(int r) const { return flags(r)->post.tiny[seq & 1]; }
   char* eager_area() const { return area() + slot * static_cast<size_t>(n); }
 };
 

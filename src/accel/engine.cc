@@ -181,7 +181,8 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
         continue;
       }
       size_t off, len = Piece(send[j].bytes, r, chunk, &off);
-      if (len) std::memcpy(at, send[j].ptr + off, len);
+      // (between 2 processes a block of at most kTiny bytes goes in my post line: Tiny)
+      if (len) std::memcpy(n == 2 && send[j].bytes <= kTiny ? st.tiny_of(me) : at, send[j].ptr + off, len);
     }
   };
   auto drain = [&](uint64_t r) {
@@ -196,7 +197,7 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
         continue;
       }
       size_t off, len = Piece(recv[j].bytes, r, chunk, &off);
-      if (len) std::memcpy(recv[j].ptr + off, at, len);
+      if (len) std::memcpy(recv[j].ptr + off, n == 2 && recv[j].bytes <= kTiny ? st.tiny_of(j) : at, len);
     }
   };
   if (!RunRounds(st, need, ok, fill, drain)) return false;
@@ -243,7 +244,8 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
       return;
     }
     size_t off, len = Piece(src.bytes, r, chunk, &off);
-    if (len) std::memcpy(st.slot_of(me), src.ptr + off, len);
+    // (a block of at most kTiny bytes goes in my post line: Tiny)
+    if (len) std::memcpy(src.bytes <= kTiny ? st.tiny_of(me) : st.slot_of(me), src.ptr + off, len);
   };
   auto drain = [&](uint64_t r) {
     // In place, my block already is where it belongs (and packed, it is
@@ -258,7 +260,7 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
         continue;
       }
       size_t off, len = Piece(recv[j].bytes, r, chunk, &off);
-      if (len) std::memcpy(recv[j].ptr + off, st.slot_of(j), len);
+      if (len) std::memcpy(recv[j].ptr + off, recv[j].bytes <= kTiny ? st.tiny_of(j) : st.slot_of(j), len);
     }
   };
   if (!RunRounds(st, need, ok, fill, drain)) return false;

@@ -157,15 +157,16 @@ bool ReduceRounds(CommState& st, const char* in, char* out, size_t count, const 
   if (bytes < SplitBytes(st, root < 0)) {
     const size_t per = st.half() / ext;  // elements per piece
     const uint64_t need = ok ? std::max<uint64_t>(1, RoundsFor(count, per)) : 1;
+    const bool tiny = bytes <= kTiny;  // (in the post lines: Tiny)
     auto fill = [&](uint64_t r) {
       size_t off, len = Piece(count, r, per, &off);
-      if (len) std::memcpy(st.slot_of(me), in + off * ext, len * ext);
+      if (len) std::memcpy(tiny ? st.tiny_of(me) : st.slot_of(me), in + off * ext, len * ext);
     };
     auto drain = [&](uint64_t r) {
       size_t off, len = Piece(count, r, per, &off);
       if (deliver)
         FoldAll(
-            st, f, [&](int j) { return st.slot_of(j); }, 0, out + off * ext, len);
+            st, f, [&](int j) { return tiny ? st.tiny_of(j) : st.slot_of(j); }, 0, out + off * ext, len);
     };
     return RunRounds(st, need, ok, fill, drain);
   }

@@ -76,9 +76,8 @@ bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain d
     // here, waiting for all posts: waiting for the marks too would cost a
     // cache miss per round for nothing.)
     if (r == 0) {
-      mine->post.nrounds[parity].store(std::max<uint64_t>(local_rounds, 1), std::memory_order_relaxed);
-      mine->post.ok[parity].store(ok ? 1 : 0, std::memory_order_relaxed);
-      mine->post.pushed[parity].store(st.push_mine ? 1 : 0, std::memory_order_relaxed);
+      mine->post.verdict[parity].store(
+          std::max<uint64_t>(local_rounds, 1) << 2 | (st.push_mine ? 2 : 0) | (ok ? 1 : 0), std::memory_order_relaxed);
       st.push_mine = false;
     }
     if (ok) fill(r);
@@ -89,10 +88,10 @@ bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain d
       // (pushed is copied: a rank one round ahead, in the next call's round 0, may rewrite it)
       if (st.pushed.size() != static_cast<size_t>(st.n)) st.pushed.assign(static_cast<size_t>(st.n), 0);
       for (int j = 0; j < st.n; ++j) {
-        const PostLine& p = st.flags(j)->post;
-        rounds = std::max(rounds, p.nrounds[parity].load(std::memory_order_relaxed));
-        all = all && p.ok[parity].load(std::memory_order_relaxed) == 1;
-        st.pushed[static_cast<size_t>(j)] = p.pushed[parity].load(std::memory_order_relaxed) == 1;
+        const uint64_t v = st.flags(j)->post.verdict[parity].load(std::memory_order_relaxed);
+        rounds = std::max(rounds, v >> 2);
+        all = all && (v & 1);
+        st.pushed[static_cast<size_t>(j)] = (v & 2) != 0;
       }
       if (!all) {
         mine->read.consumed.store(s, std::memory_order_release);
