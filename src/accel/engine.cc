@@ -170,6 +170,7 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
   st.push_mine = push;
   if (push) g_pushed.fetch_add(1, std::memory_order_relaxed);
   bool did_single = false;
+  auto tiny = [n](size_t bytes) { return n == 2 && bytes <= kTiny; };  // (in the post lines: Tiny)
   auto fill = [&](uint64_t r) {
     char* out = st.slot_of(me);
     for (int j = 0; j < n; ++j) {
@@ -181,8 +182,7 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
         continue;
       }
       size_t off, len = Piece(send[j].bytes, r, chunk, &off);
-      // (between 2 processes a block of at most kTiny bytes goes in my post line: Tiny)
-      if (len) std::memcpy(n == 2 && send[j].bytes <= kTiny ? st.tiny_of(me) : at, send[j].ptr + off, len);
+      if (len) std::memcpy(tiny(send[j].bytes) ? st.tiny_of(me) : at, send[j].ptr + off, len);
     }
   };
   auto drain = [&](uint64_t r) {
@@ -197,7 +197,7 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
         continue;
       }
       size_t off, len = Piece(recv[j].bytes, r, chunk, &off);
-      if (len) std::memcpy(recv[j].ptr + off, n == 2 && recv[j].bytes <= kTiny ? st.tiny_of(j) : at, len);
+      if (len) std::memcpy(recv[j].ptr + off, tiny(recv[j].bytes) ? st.tiny_of(j) : at, len);
     }
   };
   if (!RunRounds(st, need, ok, fill, drain)) return false;

@@ -85,8 +85,8 @@ bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain d
     WaitPosted(st, s);
     if (r == 0) {
       bool all = true;
-      // (pushed is copied: a rank one round ahead, in the next call's round 0, may rewrite it)
-      if (st.pushed.size() != static_cast<size_t>(st.n)) st.pushed.assign(static_cast<size_t>(st.n), 0);
+      // (pushed is copied, into room MapSegment made: a rank one round ahead, in the next call's
+      // round 0, may rewrite it)
       for (int j = 0; j < st.n; ++j) {
         const uint64_t v = st.flags(j)->post.verdict[parity].load(std::memory_order_relaxed);
         rounds = std::max(rounds, v >> 2);

@@ -164,6 +164,7 @@ CommState* SetUp(MPI_Comm comm) {
 
 bool MapSegment(CommState* st, MPI_Comm comm) {
   st->slot = SlotBytes(st->n);
+  st->pushed.assign(static_cast<size_t>(st->n), 0);  // (RunRounds fills it in every round 0)
   // (The node's cores, not this process's affinity: a launcher that binds
   // each process to a core of its own has not oversubscribed them.)
   const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -217,11 +218,17 @@ size_t EnvBytes(const char* name, size_t dflt) {
   return static_cast<size_t>(x);
 }
 
-bool CmaMinSet() { return EnvBytes("SHMCOLL_ACCEL_CMA_MIN", SIZE_MAX) != SIZE_MAX; }
+namespace {
+size_t CmaMinEnv() {  // SHMCOLL_ACCEL_CMA_MIN, or SIZE_MAX where unset
+  static const size_t set = EnvBytes("SHMCOLL_ACCEL_CMA_MIN", SIZE_MAX);
+  return set;
+}
+}  // namespace
+
+bool CmaMinSet() { return CmaMinEnv() != SIZE_MAX; }
 
 size_t CmaMin(bool alone) {
-  static const size_t set = EnvBytes("SHMCOLL_ACCEL_CMA_MIN", SIZE_MAX);
-  if (set != SIZE_MAX) return set;
+  if (CmaMinSet()) return CmaMinEnv();
   // With a core each, the slots' two copies move every line from one core to
   // the other and back while the reader waits for the writer's piece; one
   // read of process_vm_readv (about a microsecond of set-up) pays from 8 KiB.
