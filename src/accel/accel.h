@@ -312,8 +312,16 @@ bool FindFold(MPI_Op op, MPI_Datatype type, Fold* fold);
 // report.cc: counts taken calls per function too (fn: the caller's name).
 void NoteTaken(const char* fn);
 void ReportCalls(int rank);  // SHMCOLL_ACCEL_REPORT=calls: one more line, the calls taken per function
+// Counts a taken call or a step of one.  Calls are taken one at a time
+// (only below MPI_THREAD_MULTIPLE), so a plain increment: a locked add
+// would wait until the call's stores had left the core, an eager root's
+// entry line among them, which the reader's core holds.
+inline void Bump(std::atomic<long>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 inline bool Count(bool taken, const char* fn = __builtin_FUNCTION()) {
-  (taken ? g_taken : g_passed).fetch_add(1, std::memory_order_relaxed);
+  if (taken)
+    Bump(g_taken);
+  else
+    g_passed.fetch_add(1, std::memory_order_relaxed);  // (passed calls may run at once, in threads)
   if (taken) NoteTaken(fn);
   return taken;
 }

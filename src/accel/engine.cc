@@ -110,7 +110,7 @@ void CmaPull(CommState& st, const char* at, int peer, char* dst, size_t want, co
   if (!len) return;
   if (const char* v = HeapView(st, h, peer, len)) {
     std::memcpy(dst, v, len);
-    g_heap_reads.fetch_add(1, std::memory_order_relaxed);
+    Bump(g_heap_reads);
     return;
   }
   if (!CmaRead(st.pids[static_cast<size_t>(peer)], dst, reinterpret_cast<const char*>(static_cast<uintptr_t>(h[kAddr])),
@@ -168,7 +168,7 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
     if (j != me && pushes(send[j].bytes)) need = std::max(need, RoundsFor(send[j].bytes, chunk));
   if (any_single) need = std::max<uint64_t>(need, 2);
   st.push_mine = push;
-  if (push) g_pushed.fetch_add(1, std::memory_order_relaxed);
+  if (push) Bump(g_pushed);
   bool did_single = false;
   auto tiny = [n](size_t bytes) { return n == 2 && bytes <= kTiny; };  // (in the post lines: Tiny)
   auto fill = [&](uint64_t r) {
@@ -202,7 +202,7 @@ bool Alltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& recv, b
   };
   if (!RunRounds(st, need, ok, fill, drain)) return false;
   UnpackRecvs(recv, st.rtmp, comm);
-  if (did_single) g_single.fetch_add(1, std::memory_order_relaxed);
+  if (did_single) Bump(g_single);
   return true;
 }
 
@@ -235,7 +235,7 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
   if (push) need = std::max(need, RoundsFor(src.bytes, chunk));
   if (any_single) need = std::max<uint64_t>(need, 2);
   st.push_mine = push;
-  if (push) g_pushed.fetch_add(1, std::memory_order_relaxed);
+  if (push) Bump(g_pushed);
   bool did_single = false;
   auto fill = [&](uint64_t r) {
     if (!push && single(src.bytes)) {
@@ -265,7 +265,7 @@ bool Allgather(CommState& st, Side& send, std::vector<Side>& recv, bool in_place
   };
   if (!RunRounds(st, need, ok, fill, drain)) return false;
   UnpackRecvs(recv, st.rtmp, comm);
-  if (did_single) g_single.fetch_add(1, std::memory_order_relaxed);
+  if (did_single) Bump(g_single);
   return true;
 }
 
@@ -283,7 +283,7 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
   if (Single(st, side.bytes) && side.bytes >= st.bcast_cma_min) {
     const bool push = ok && am_root && PushPrivate(st, &s, 1, 1, 1);
     st.push_mine = push;
-    if (push) g_pushed.fetch_add(1, std::memory_order_relaxed);
+    if (push) Bump(g_pushed);
     bool pushed = push;
     auto fill = [&](uint64_t r) {
       if (!am_root) return;
@@ -301,7 +301,7 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
     const uint64_t need = push ? std::max<uint64_t>(2, RoundsFor(s.bytes, chunk)) : 2;
     if (!RunRounds(st, need, ok, fill, drain)) return false;
     if (!am_root) UnpackRecvs(one, st.rtmp, comm);
-    if (!pushed) g_single.fetch_add(1, std::memory_order_relaxed);
+    if (!pushed) Bump(g_single);
     return true;
   }
   const uint64_t need = ok ? std::max<uint64_t>(1, RoundsFor(s.bytes, chunk)) : 1;

@@ -122,7 +122,7 @@ bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, 
         [&](uint64_t) { read(seg.slot_of(0), 0, SIZE_MAX); });  // the leader's half of this round
     if (!taken) return false;
     UnpackRecvs(recv, st.rtmp, comm);
-    g_across.fetch_add(1, std::memory_order_relaxed);
+    Bump(g_across);
     return true;
   }
   // 1. one round: piece 0 in; the node's verdicts; the leader agrees and sends piece 0
@@ -158,7 +158,7 @@ bool HierAllgather(CommState& st, Side& send, std::vector<Side>& recv, bool ok, 
   seg.area_used = true;  // the next rounds on the segment first wait until everyone has read this one
   if (!taken) return false;
   UnpackRecvs(recv, st.rtmp, comm);
-  g_across.fetch_add(1, std::memory_order_relaxed);
+  Bump(g_across);
   return true;
 }
 
@@ -180,7 +180,7 @@ bool HierBcast(CommState& st, Side& side, int root, bool ok) {
   if (from == 0) leaders_bcast();
   const bool taken = Bcast(*nd.seg, side, from, all, nd.node_comm);
   if (from != 0) leaders_bcast();
-  if (taken) g_across.fetch_add(1, std::memory_order_relaxed);
+  if (taken) Bump(g_across);
   return taken;
 }
 
@@ -252,7 +252,7 @@ bool HierEagerBcast(CommState& st, const Side& side, int root, MPI_Comm comm) {
     }
     taken = EagerBcast(seg, side, 0, ok, comm);  // (this node's leader broadcasts)
   }
-  if (taken) g_across.fetch_add(1, std::memory_order_relaxed);
+  if (taken) Bump(g_across);
   return taken;
 }
 
@@ -268,7 +268,7 @@ bool HierBarrier(CommState& st) {
   Barrier(*nd.seg);
   if (nd.leader()) PMPI_Barrier(nd.leaders);
   Barrier(*nd.seg);
-  g_across.fetch_add(1, std::memory_order_relaxed);
+  Bump(g_across);
   return true;
 }
 

@@ -337,7 +337,7 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
   if (direct) {
     // (after the agreement: an error here has normally ended the job through the host's handler)
     PMPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-    g_direct.fetch_add(1, std::memory_order_relaxed);
+    Bump(g_direct);
   } else if (!Aggregated(nd, sz, send, recv, pieces, agreed)) {
     return false;
   }
@@ -355,7 +355,7 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
     }
   }
   UnpackRecvs(recv, st.rtmp, comm);
-  g_across.fetch_add(1, std::memory_order_relaxed);
+  Bump(g_across);
   return true;
 }
 

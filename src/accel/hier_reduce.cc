@@ -95,7 +95,7 @@ bool HierReduce(CommState& st, const void* in, void* out, size_t count, const Fo
   if (ok && bytes && am_receiver && through_seg) mine.push_back(Span{static_cast<char*>(out), bytes});
   if (!NodeBcast(nd, nd.rbuf.data(), through_seg ? bytes : 0, mine, nd.leader() ? all : ok)) return false;
   if (am_receiver && !through_seg && bytes) std::memcpy(out, nd.rbuf.data(), bytes);  // the root is the leader
-  g_across.fetch_add(1, std::memory_order_relaxed);
+  Bump(g_across);
   return true;
 }
 
@@ -119,7 +119,7 @@ bool HierEagerReduce(CommState& st, const char* in, char* out, size_t count, con
       std::fprintf(stderr, "shmcoll-accel: MPI_Reduce: sending the node's %zu bytes to the root failed\n", bytes);
       EndJob(comm);
     }
-    g_across.fetch_add(1, std::memory_order_relaxed);
+    Bump(g_across);
     return true;
   }
   const int lroot = nd.local_of[static_cast<size_t>(root)];
@@ -152,7 +152,7 @@ bool HierEagerReduce(CommState& st, const char* in, char* out, size_t count, con
     std::memcpy(out, result(L - 1), bytes);
     for (size_t k = L - 1; k-- > 0;) f.apply(result(k), out, count);
   }
-  g_across.fetch_add(1, std::memory_order_relaxed);
+  Bump(g_across);
   return true;
 }
 
@@ -199,7 +199,7 @@ bool HierReduceScatterBlock(CommState& st, const void* in, void* out, size_t cou
   std::vector<Span> mine;
   if (ok && block) mine.push_back(Span{static_cast<char*>(out), block});
   if (!NodeScatter(nd, mine, nd.leader() ? all : ok)) return false;
-  g_across.fetch_add(1, std::memory_order_relaxed);
+  Bump(g_across);
   return true;
 }
 

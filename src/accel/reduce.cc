@@ -90,7 +90,7 @@ bool ReduceCma(CommState& st, const char* in, char* out, size_t count, const Fol
   mine.ptr = const_cast<char*>(in), mine.bytes = bytes;
   const bool push = ok && me != root && PushPrivate(st, &mine, 1, 1, 1);
   st.push_mine = push;
-  if (push) g_pushed.fetch_add(1, std::memory_order_relaxed);
+  if (push) Bump(g_pushed);
   bool staged = false, single = me != root && !push;
   auto fill = [&](uint64_t r) {
     if (me == root) return;
@@ -139,7 +139,7 @@ bool ReduceCma(CommState& st, const char* in, char* out, size_t count, const Fol
     if (a(n - 1) != out) std::memcpy(out, a(n - 1), bytes);
     for (int j = n - 2; j >= 0; --j) f.apply(a(j), out, count);
   }
-  if (single) g_single.fetch_add(1, std::memory_order_relaxed);
+  if (single) Bump(g_single);
   return true;
 }
 

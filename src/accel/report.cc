@@ -29,7 +29,7 @@ void NoteTaken(const char* fn) {
     while (i < kNumCalls && std::strcmp(fn, kCalls[i]) != 0) ++i;
     if (i < kNumCalls) seen[i].store(fn, std::memory_order_relaxed);
   }
-  g_calls[i].fetch_add(1, std::memory_order_relaxed);
+  Bump(g_calls[i]);
 }
 
 void ReportCalls(int rank) {
