@@ -80,7 +80,10 @@ struct Side {
 constexpr uint64_t kEagerDepth = 32, kEagerDepthAlone = 8;
 constexpr size_t kEagerData = 1024;
 constexpr size_t kEagerEntry = kLine + kEagerData;
-constexpr size_t kEagerPerRank = kLine + kEagerDepth * kEagerEntry;
+// Blocks of at most 40 bytes go in a ring of kEagerSmallDepth head lines
+// alone, after the entries (eager.cc).
+constexpr uint64_t kEagerSmallDepth = 256;
+constexpr size_t kEagerPerRank = kLine + kEagerDepth * kEagerEntry + kEagerSmallDepth * kLine;
 
 struct Nodes;  // nodes.cc: a communicator spanning several (pretend) nodes
 

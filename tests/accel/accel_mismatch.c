@@ -17,11 +17,13 @@
  * reader or a leader of another node than the root's); `reduce_rank K`: only
  * rank K's count is large (across pretend nodes: a contributor of the root's
  * node, another node's leader, which folds its node's contributions, or a
- * contributor of another node).
+ * contributor of another node).  A third argument is rank K's count instead
+ * (8 doubles: both paths eager, but a block of at most 40 bytes goes in the
+ * small ring of head lines and a larger one in the entries, eager.cc).
  * `reduce_null`: a small reduce whose root passes a null receive buffer,
  * after the others have returned: the root ends the job, saying so.
  *
- *   accel_mismatch [bcast|bcast_readers|bcast_rank K|reduce|reduce_rank K|reduce_null]
+ *   accel_mismatch [bcast|bcast_readers|bcast_rank K [count]|reduce|reduce_rank K [count]|reduce_null]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -53,13 +55,13 @@ int main(int argc, char **argv) {
     const int small = (me == 0) == (strcmp(mode, "bcast") == 0);
     MPI_Bcast(s, small ? 1 : big, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   } else if (strcmp(mode, "bcast_rank") == 0) {
-    const int odd = argc > 2 ? atoi(argv[2]) : n - 1;
-    MPI_Bcast(s, me == odd ? big : 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    const int odd = argc > 2 ? atoi(argv[2]) : n - 1, count = argc > 3 ? atoi(argv[3]) : big;
+    MPI_Bcast(s, me == odd ? count : 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   } else if (strcmp(mode, "reduce") == 0) {
     MPI_Reduce(s, r, me == 0 ? 1 : big, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   } else if (strcmp(mode, "reduce_rank") == 0) {
-    const int odd = argc > 2 ? atoi(argv[2]) : n - 1;
-    MPI_Reduce(s, r, me == odd ? big : 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    const int odd = argc > 2 ? atoi(argv[2]) : n - 1, count = argc > 3 ? atoi(argv[3]) : big;
+    MPI_Reduce(s, r, me == odd ? count : 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   } else {
     MPI_Reduce(s, me == 0 ? NULL : r, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   }
