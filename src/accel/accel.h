@@ -321,11 +321,12 @@ void ReportCalls(int rank);  // SHMCOLL_ACCEL_REPORT=calls: one more line, the c
 // entry line among them, which the reader's core holds.
 inline void Bump(std::atomic<long>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 inline bool Count(bool taken, const char* fn = __builtin_FUNCTION()) {
-  if (taken)
+  if (taken) {
     Bump(g_taken);
-  else
+    NoteTaken(fn);
+  } else {
     g_passed.fetch_add(1, std::memory_order_relaxed);  // (passed calls may run at once, in threads)
-  if (taken) NoteTaken(fn);
+  }
   return taken;
 }
 

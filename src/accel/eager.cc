@@ -85,8 +85,9 @@ char* Data(EagerHead* h, size_t bytes) {
 }
 const char* Data(const EagerHead* h, size_t bytes) { return Data(const_cast<EagerHead*>(h), bytes); }
 
-// Every rank has finished eager call e - D (so entry e % D is free
-// everywhere); st.eager_seen caches the least count seen.
+// Every rank has finished eager call e - depth (so the entry or line call e
+// uses is free everywhere: depth is its ring's, DepthFor); st.eager_seen
+// caches the least count seen.
 void WaitFree(CommState& st, uint64_t e, uint64_t depth) {
   if (e < depth) return;
   const uint64_t want = e - depth + 1;
@@ -100,8 +101,8 @@ void WaitFree(CommState& st, uint64_t e, uint64_t depth) {
   st.eager_seen = least;
 }
 
-// A reader of small blocks (in their entries' head lines) fetches the head
-// lines of the next kPrefetchAhead calls as it leaves a call, where every
+// A reader of small blocks (in the ring of head lines) fetches the lines of
+// the next kPrefetchAhead calls as it leaves a call, where every
 // process has a core: a root runs up to 255 calls ahead, so those lines
 // are usually written, and the next call then finds its line in the cache
 // instead of waiting for a transfer from the root's core (N = 2, Open MPI
