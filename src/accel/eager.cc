@@ -34,6 +34,7 @@
 #include <cstring>
 
 #include "accel.h"
+#include "copy/copy.h"
 #include "rounds.h"
 
 namespace shmcoll_accel {
@@ -118,6 +119,21 @@ void PrefetchHeads(const CommState& st, int r, uint64_t e, size_t bytes) {
   for (uint64_t d = 1; d <= kPrefetchAhead; ++d) asm volatile("prefetcht0 %0" ::"m"(*SmallEntry(st, r, e + d)));
 }
 
+// A writer of a small block (a bcast root, a reduce's contributor) asks, as
+// it leaves call e, for its line of call e + kWriteAhead in exclusive state:
+// that line's last readers (call e + kWriteAhead - 256) are long done, and
+// the writer's store then finds it in its cache instead of waiting for the
+// readers' copies to be invalidated, which held the writer as long as a
+// line transfer.  Open MPI host, 8 B back to back, AMD EPYC VM, 3-5
+// alternated runs, none / 4 ahead / 8 ahead: N = 2 bcast 0.10 / 0.04 /
+// 0.06 us, reduce 0.09 / 0.04 / 0.08; N = 8 bcast 0.34 / 0.24 / 0.24,
+// reduce 0.47 / 0.32 / 0.34 (docs/PERFORMANCE.md).
+constexpr uint64_t kWriteAhead = 4;
+void PrepareLine(const CommState& st, uint64_t e, size_t bytes) {
+  if (bytes <= kSmall && shmcoll::copy::hasPrefetchW())
+    shmcoll::copy::prefetchW(SmallEntry(st, st.me, e + kWriteAhead));
+}
+
 [[noreturn]] void Mismatch(const char* fn, int peer, MPI_Comm comm) {
   std::fprintf(stderr,
                "shmcoll-accel: %s: rank %d's call does not match this one (its count or datatype is invalid, or "
@@ -163,6 +179,7 @@ bool EagerBcast(CommState& st, const Side& side, int root, bool ok, MPI_Comm com
     h->bytes = one[0].bytes, h->ok = ok;
     h->stamp.store(e + 1, std::memory_order_release);
     Done(st, me)->store(e + 1, std::memory_order_release);
+    PrepareLine(st, e, side.bytes);
     if (ok) Bump(g_eager);
     return ok;
   }
@@ -197,6 +214,7 @@ bool EagerReduce(CommState& st, const char* in, char* out, size_t count, const F
     h->bytes = bytes, h->ok = ok;
     h->stamp.store(e + 1, std::memory_order_release);
     Done(st, me)->store(e + 1, std::memory_order_release);
+    PrepareLine(st, e, bytes);
     if (ok) Bump(g_eager);
     return ok;  // (not ok: the arguments are invalid; the host reports it)
   }
