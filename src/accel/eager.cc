@@ -82,7 +82,7 @@ const EagerHead* Stamped(const CommState& st, int r, uint64_t e, size_t bytes) {
 // it.  Writer and reader both know the bytes (a reader checks the head's
 // against its own before it reads).
 char* Data(EagerHead* h, size_t bytes) {
-  return bytes <= sizeof h->small ? h->small : reinterpret_cast<char*>(h) + kLine;
+  return bytes <= kSmall ? h->small : reinterpret_cast<char*>(h) + kLine;
 }
 const char* Data(const EagerHead* h, size_t bytes) { return Data(const_cast<EagerHead*>(h), bytes); }
 
@@ -114,8 +114,8 @@ void WaitFree(CommState& st, uint64_t e, uint64_t depth) {
 // unchanged, N = 4 0.51 -> 0.70 us with a wide spread).  (An asm
 // prefetch: GCC removed loops of __builtin_prefetch here.)
 constexpr uint64_t kPrefetchAhead = 2;
-void PrefetchHeads(const CommState& st, int r, uint64_t e, size_t bytes) {
-  if (st.spin == 0 || bytes > kSmall) return;
+bool ReadsAhead(const CommState& st, size_t bytes) { return st.spin != 0 && bytes <= kSmall; }
+void PrefetchHeads(const CommState& st, int r, uint64_t e) {
   for (uint64_t d = 1; d <= kPrefetchAhead; ++d) asm volatile("prefetcht0 %0" ::"m"(*SmallEntry(st, r, e + d)));
 }
 
@@ -196,7 +196,7 @@ bool EagerBcast(CommState& st, const Side& side, int root, bool ok, MPI_Comm com
   }
   if (side.bytes) std::memcpy(one[0].ptr, Data(h, side.bytes), side.bytes);
   Done(st, me)->store(e + 1, std::memory_order_release);
-  PrefetchHeads(st, root, e, side.bytes);
+  if (ReadsAhead(st, side.bytes)) PrefetchHeads(st, root, e);
   UnpackRecvs(one, st.rtmp, comm);
   Bump(g_eager);
   return true;
@@ -239,8 +239,9 @@ bool EagerReduce(CommState& st, const char* in, char* out, size_t count, const F
     for (int j = n - 2; j >= 0; --j) f.apply(j == me ? own : Data(EntryFor(st, j, e, bytes), bytes), out, count);
   }
   Done(st, me)->store(e + 1, std::memory_order_release);
-  for (int j = 0; j < n; ++j)
-    if (j != me) PrefetchHeads(st, j, e, bytes);
+  if (ReadsAhead(st, bytes))
+    for (int j = 0; j < n; ++j)
+      if (j != me) PrefetchHeads(st, j, e);
   Bump(g_eager);
   return true;
 }
