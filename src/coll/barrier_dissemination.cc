@@ -1,4 +1,4 @@
-// Algorithms: dissemination, flat and released -- the blocking barrier on
+// Algorithms: dissemination, flat, released and led -- the blocking barrier on
 // barrier lines.
 //
 // dissemination.  In round k (k = 0 .. ceil(log2 n) - 1) rank i announces
@@ -23,36 +23,52 @@
 // 2 ranks per core.
 //
 // released.  Every other rank announces its arrival on its own line and waits
-// for team rank 0's line; rank 0 waits until every line has announced the
-// barrier, then announces the release on its own line and wakes every
-// sleeper.  Two phases, but rank 0 always leaves first and is running as it
-// does.  Why: with a barrier before every call (how the common benchmark
-// suites time a collective, and how many programs separate phases), the
-// rooted collective after it usually has root 0, and in dissemination its
-// root left the barrier after some of its readers in about half the calls
-// at 4 ranks on 2 cores, so they waited for it to be scheduled again:
-// 8-byte MPI_Bcast 8.8-11.7 us, each rank timed from its own barrier exit,
-// against 0.35-0.37 after the released barrier, MPI_Scatter 8.3-11.7 against
-// 0.40-0.43, while the calls whose root waits for the others (reduce,
-// gather) took 8.9-22.4 and 12.1-16.3, and a barrier alone 11.1-12.3
-// against 12.4-13.0 (docs/PERFORMANCE.md; perf/bench/exit_order.c shows the
-// order).  At 3 ranks on 2 cores (one rank alone on its core) it was slower
-// for everything but bcast and scatter (8-byte reduce, gather, allreduce and
-// alltoall about 11 us against 1.1-7.7), so only at exactly 2 ranks per
-// core.
+// for the leader's line (team rank 0, or Team::lead when the collective
+// before the barrier set one: below); the leader waits until every line has
+// announced the barrier, then announces the release on its own line and
+// wakes every sleeper.  Two phases, but the leader always leaves first and
+// is running as it does.  Why: with a barrier before every call (how the
+// common benchmark suites time a collective, and how many programs separate
+// phases), the rooted collective after it usually has root 0, and in
+// dissemination its root left the barrier after some of its readers in
+// about half the calls at 4 ranks on 2 cores, so they waited for it to be
+// scheduled again: 8-byte MPI_Bcast 8.8-11.7 us, each rank timed from its
+// own barrier exit, against 0.35-0.37 after the released barrier,
+// MPI_Scatter 8.3-11.7 against 0.40-0.43, while the calls whose root waits
+// for the others (reduce, gather) took 8.9-22.4 and 12.1-16.3, and a
+// barrier alone 11.1-12.3 against 12.4-13.0 (docs/PERFORMANCE.md;
+// perf/bench/exit_order.c shows the order).  At 3 ranks on 2 cores (one
+// rank alone on its core) it was slower for everything but bcast and
+// scatter (8-byte reduce, gather, allreduce and alltoall about 11 us
+// against 1.1-7.7), so only at exactly 2 ranks per core.
 //
-// All three write the monotone value seq * 64 + k + 1 on a line only its
+// led.  Dissemination, unless the blocking collective just before the
+// barrier on this team named a leader (Team::lead, coll.h leadAfter): the
+// root of a bcast or scatter(v), or in a team of 2 the rank that is not the
+// root of a gather(v) or reduce.  Then it is released through that leader,
+// in teams of up to kLedMax.  In a loop of barrier and one rooted call,
+// dissemination lets the last rank to arrive out first, and that is the
+// rank that finished the previous call last: a bcast's reader, a reduce's
+// root.  It then waits in the next call for the rank that left after it,
+// two line transfers in all.  At 2 ranks on 2 cores, each call timed from
+// the barrier's exit (perf/bench/exit_order.c), the slowest rank took 0.55
+// us (bcast), 0.57 (reduce), 0.54 (gather) with dissemination and 0.26,
+// 0.31, 0.28 led (docs/PERFORMANCE.md).  A barrier that follows a barrier
+// or any other collective is plain dissemination, so a loop of barriers
+// keeps its one line transfer per call.
+//
+// All of them write the monotone value seq * 64 + k + 1 on a line only its
 // owner writes, so no line is ever reset and no two ranks write one line;
 // the members of a team take the same one in each call (the rule below
-// depends on the team's size and the job's ranks per core only, and a forced
-// algorithm is forced on every rank), and values of different calls never
-// mix, as every value of a call is above every value of the calls before.
-// Chosen: flat for teams of 3 to kFlatMax ranks in a job with more than 2
-// ranks per core, released for those in a job with exactly 2 ranks per
-// core, dissemination otherwise (a team of kFlatMax reads 127 other lines,
-// on as many pages, where dissemination reads 7); for every blocking
-// MPI_Barrier on an intracommunicator and the synchronisation inside
-// MPI_Init, MPI_Finalize and MPI_Comm_free.
+// depends on the team's size, the job's ranks per core and Team::lead,
+// which every member sets alike, and a forced algorithm is forced on every
+// rank), and values of different calls never mix, as every value of a call
+// is above every value of the calls before.  Chosen: flat for teams of 3 to
+// kFlatMax ranks in a job with more than 2 ranks per core, released for
+// those in a job with exactly 2 ranks per core, led otherwise (a team of
+// kFlatMax reads 127 other lines, on as many pages, where dissemination
+// reads 7); for every blocking MPI_Barrier on an intracommunicator and the
+// synchronisation inside MPI_Init, MPI_Finalize and MPI_Comm_free.
 #include <atomic>
 
 #include "coll/registry.h"
@@ -66,6 +82,7 @@ namespace shmcoll::coll {
 namespace {
 
 constexpr uint32_t kFlatMax = 128;
+constexpr uint32_t kLedMax = 8;
 
 // (more than 2 ranks per core: the job's policy, the same on every rank)
 bool flatFits(const Team& team) {
@@ -122,26 +139,36 @@ int flat(Team& team, uint64_t seq) {
   return wait::waitUntil(w.self(), allArrived);
 }
 
-int released(Team& team, uint64_t seq) {
+// (through `lead`: it leaves first)
+int releasedBy(Team& team, uint64_t seq, uint32_t lead) {
   const transport::World& w = transport::world();
   const uint32_t n = team.size(), me = team.rank;
   const uint64_t arrive = seq * 64 + 1, go = seq * 64 + 2;
-  segment::Line64& first = lineOf(w, team, 0);
-  if (me != 0) {
+  segment::Line64& first = lineOf(w, team, lead);
+  if (me != lead) {
     lineOf(w, team, me).v.store(arrive, std::memory_order_release);
-    wait::wakePeer(w.seg.ctl(team.members[0]));
+    wait::wakePeer(w.seg.ctl(team.members[lead]));
     return wait::waitUntil(w.self(), [&] { return first.v.load(std::memory_order_acquire) >= go; });
   }
-  uint32_t next = 1;  // the members below `next` are known to have arrived
+  uint32_t next = 0;  // the members below `next` are known to have arrived
   SHMCOLL_CHECK(wait::waitUntil(w.self(), [&] {
     for (; next < n; ++next)
-      if (lineOf(w, team, next).v.load(std::memory_order_acquire) < arrive) return false;
+      if (next != lead && lineOf(w, team, next).v.load(std::memory_order_acquire) < arrive) return false;
     return true;
   }));
   first.v.store(go, std::memory_order_release);
-  wait::wakeAll(team.members, 0, [&](uint32_t world) { return w.seg.ctl(world); });
+  wait::wakeAll(team.members, lead, [&](uint32_t world) { return w.seg.ctl(world); });
   return 0;
 }
+
+int released(Team& team, uint64_t seq) {
+  return releasedBy(team, seq, team.lead != Team::kNoLead ? team.lead : 0);
+}
+
+// (where neither flat nor released is the job's policy)
+bool ledFits(const Team& team) { return team.lead < team.size() && team.size() <= kLedMax; }
+
+int led(Team& team, uint64_t seq) { return ledFits(team) ? releasedBy(team, seq, team.lead) : dissemination(team, seq); }
 
 // Runs `body` on a team with barrier lines (a team without them runs the
 // barrier as a schedule).  Once it has passed, every member has entered the barrier, so it has
@@ -155,6 +182,7 @@ int onLines(Team& team, Body&& body) {
   const uint64_t seq = team.next();
   if (team.size() == 1) return 0;
   SHMCOLL_CHECK(body(team, seq));
+  team.lead = Team::kNoLead;  // (a barrier right after this one is led by no one)
   transport::Lanes& lanes = transport::lanes();
   for (uint32_t r = 0; r < team.size(); ++r)
     if (r != team.rank) lanes.noteEntered(team.lines, team.members[r], seq);
@@ -164,12 +192,17 @@ int onLines(Team& team, Body&& body) {
 }  // namespace
 
 int barrierOn(Team& team) {
-  return onLines(team, flatFits(team) ? flat : releasedFits(team) ? released : dissemination);
+  return onLines(team, flatFits(team) ? flat : releasedFits(team) ? released : led);
 }
 
 extern const Algorithm kDisseminationAlgorithm =
     Algorithm("dissemination", "ceil(log2 n) rounds of one barrier line each", opBit(Op::kBarrier), kBlocking,
               [](Operation& o) { return onLines(o.team(), dissemination); });
+
+extern const Algorithm kLedBarrierAlgorithm =
+    Algorithm("led", "dissemination, or released through the root of the rooted collective before it",
+              opBit(Op::kBarrier), kBlocking, [](Operation& o) { return onLines(o.team(), led); })
+        .costing([](const Operation& o) { return flatFits(o.team()) || releasedFits(o.team()) ? 4.0 : 0.75; });
 
 extern const Algorithm kFlatBarrierAlgorithm =
     Algorithm("flat", "one round: every rank reads every member's barrier line", opBit(Op::kBarrier), kBlocking,

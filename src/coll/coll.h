@@ -159,9 +159,26 @@ class FixedNumber {
   uint32_t saved_;
 };
 
-// The dissemination barrier on `team`, without the dispatcher (MPI_Init,
-// MPI_Finalize and communicator teardown use it).
+// The barrier on `team` that MPI_Barrier would run, without the dispatcher
+// (MPI_Init, MPI_Finalize and communicator teardown use it).
 int barrierOn(Team& team);
+
+// Team::lead after a blocking collective `op` from `root` on a team of n:
+// the root of a bcast or scatter(v), which has the data its readers wait for
+// when the same call follows the next barrier, as in a loop; in a team of 2,
+// the rank that is not the root of a gather(v) or reduce, whose block the
+// root waits for; no one after any other collective.
+inline uint32_t leadAfter(Op op, uint32_t root, uint32_t n) {
+  switch (op) {
+    case Op::kBcast:
+    case Op::kScatter:
+    case Op::kScatterv: return root;
+    case Op::kGather:
+    case Op::kGatherv:
+    case Op::kReduce: return n == 2 ? 1 - root : Team::kNoLead;
+    default: return Team::kNoLead;
+  }
+}
 
 // Small allgather of `bytes` raw bytes per member into out[team.size() * bytes]
 // (communicator creation).

@@ -68,6 +68,11 @@ int runScheduled(Operation& o) {
 
 int blocking(Operation& o) { return unlined(o.at) ? runScheduled(o) : dispatch(o); }
 
+// (a blocking collective after which the next barrier lets no one out first)
+void noLead(const Place& at) {
+  if (!at.inter()) at.team->lead = Team::kNoLead;
+}
+
 }  // namespace
 
 int exchangeGeneral(const Place& at, const ExchangeArgs& a, const Flags& f) {
@@ -108,6 +113,7 @@ int startBarrier(const Place& at, p2p::Request** out) {
 int allreduce(const Place& at, const Reduction& r) {
   Operation o = prepare(Op::kAllreduce, kBlocking, at);
   o.red = &r;
+  noLead(at);
   return blocking(o);
 }
 
@@ -121,6 +127,7 @@ int reduce(const Place& at, const Reduction& r, int root) {
   Operation o = prepare(Op::kReduce, kBlocking, at);
   o.red = &r;
   o.root = root;
+  if (!at.inter()) at.team->lead = leadAfter(Op::kReduce, static_cast<uint32_t>(root), at.team->size());
   return blocking(o);
 }
 
@@ -135,6 +142,7 @@ int reduceScatter(const Place& at, const Reduction& r, const uint64_t* counts, b
   Operation o = prepare(block ? Op::kReduceScatterBlock : Op::kReduceScatter, kBlocking, at);
   o.red = &r;
   o.counts = counts;
+  noLead(at);
   return blocking(o);
 }
 
@@ -149,6 +157,7 @@ int scan(const Place& at, const Reduction& r, bool exclusive) {
   Operation o = prepare(exclusive ? Op::kExscan : Op::kScan, kBlocking, at);
   o.red = &r;
   o.exclusive = exclusive;
+  noLead(at);
   return blocking(o);
 }
 

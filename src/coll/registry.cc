@@ -27,6 +27,7 @@ extern const Algorithm kNumaAllgatherAlgorithm;       // allgather_numa.cc
 extern const Algorithm kDisseminationAlgorithm;       // barrier_dissemination.cc
 extern const Algorithm kFlatBarrierAlgorithm;         // barrier_dissemination.cc
 extern const Algorithm kReleasedBarrierAlgorithm;     // barrier_dissemination.cc
+extern const Algorithm kLedBarrierAlgorithm;          // barrier_dissemination.cc
 extern const Algorithm kReduceDirectAlgorithm;        // reduce_direct.cc
 extern const Algorithm kReduceSlicedAlgorithm;        // reduce_sliced.cc
 extern const Algorithm kSchedExchangeAlgorithm;       // sched_exchange.cc
@@ -48,7 +49,7 @@ const Algorithm* const kAlgorithms[] = {
     &kReduceDirectAlgorithm, &kReduceSlicedAlgorithm,       &kSchedExchangeAlgorithm,   &kSchedBarrierAlgorithm,
     &kSchedReduceAlgorithm,  &kSchedReduceScatterAlgorithm, &kSchedScanAlgorithm,       &kInterExchangeAlgorithm,
     &kInterBarrierAlgorithm, &kInterReduceAlgorithm,        &kInterAllreduceAlgorithm,  &kInterReduceScatterAlgorithm,
-    &kBruckAlgorithm,        &kFlatBarrierAlgorithm,        &kReleasedBarrierAlgorithm,
+    &kBruckAlgorithm,        &kFlatBarrierAlgorithm,        &kReleasedBarrierAlgorithm, &kLedBarrierAlgorithm,
 };
 constexpr int kNumAlgorithms = sizeof kAlgorithms / sizeof kAlgorithms[0];
 

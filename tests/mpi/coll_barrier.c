@@ -10,9 +10,13 @@
  * round: each waits a pseudo-random while first (nothing, a few yields or a
  * short sleep), and some rounds one rank arrives far later than the rest.
  * The same runs on MPI_COMM_WORLD and on the halves of a split (teams of
- * other sizes, on other barrier lines), alternating.
+ * other sizes, on other barrier lines), alternating.  With rooted=1 each
+ * round first makes one rooted call (MPI_Bcast, MPI_Scatter, MPI_Gather or
+ * MPI_Reduce, from a pseudo-random root, its result checked), so that the
+ * barrier after it follows a rooted collective (an implementation may let
+ * that root, or in a pair the other rank, out first).
  *
- *   coll_barrier [iters=N] [seed=S]
+ *   coll_barrier [iters=N] [seed=S] [rooted=1]
  *
  * Written against the standard MPI API only.
  */
@@ -77,8 +81,46 @@ static void team_open(team_t *t, MPI_Comm comm) {
   TU_CALL(MPI_Win_sync(t->win));
 }
 
+/* One rooted call from a root drawn from `draw`, its result checked. */
+static void rooted_call(team_t *t, uint64_t draw, int64_t r, const char *which) {
+  const int root = (int)((draw >> 20) % (uint64_t)t->size), kind = (int)((draw >> 28) % 4);
+  const int n = t->size;
+  int64_t v = r * 1000 + t->rank, got = -1;
+  int64_t *all = (int64_t *)tu_malloc(sizeof(int64_t) * (size_t)n);
+  for (int p = 0; p < n; ++p) all[p] = (t->rank == root) ? r * 1000 + 100 + p : -1;
+  int64_t want;
+  const char *name;
+  if (kind == 0) {
+    name = "MPI_Bcast";
+    got = v;
+    TU_CALL(MPI_Bcast(&got, 1, MPI_INT64_T, root, t->comm));
+    want = r * 1000 + root;
+  } else if (kind == 1) {
+    name = "MPI_Scatter";
+    TU_CALL(MPI_Scatter(all, 1, MPI_INT64_T, &got, 1, MPI_INT64_T, root, t->comm));
+    want = r * 1000 + 100 + t->rank;
+  } else if (kind == 2) {
+    name = "MPI_Gather";
+    TU_CALL(MPI_Gather(&v, 1, MPI_INT64_T, all, 1, MPI_INT64_T, root, t->comm));
+    got = t->rank == root ? all[(t->rank + 1) % n] : 0;
+    want = t->rank == root ? r * 1000 + (t->rank + 1) % n : 0;
+  } else {
+    name = "MPI_Reduce";
+    TU_CALL(MPI_Reduce(&v, &got, 1, MPI_INT64_T, MPI_SUM, root, t->comm));
+    if (t->rank != root) got = 0;
+    want = t->rank == root ? r * 1000 * n + (int64_t)n * (n - 1) / 2 : 0;
+  }
+  if (got != want)
+    tu_fail("%s: round %lld: %s from root %d gave %lld on rank %d, expected %lld", which, (long long)r, name, root,
+            (long long)got, t->rank, (long long)want);
+  free(all);
+}
+
+static int rooted = 0;
+
 static void team_round(team_t *t, uint64_t draw, const char *which) {
   const int64_t r = ++t->round;
+  if (rooted) rooted_call(t, draw, r, which);
   arrive_late(draw, t->rank);
   *t->counters[t->rank] = r;
   TU_CALL(MPI_Win_sync(t->win));
@@ -102,6 +144,7 @@ static void team_close(team_t *t) {
 int main(int argc, char **argv) {
   tu_init(&argc, &argv, "coll_barrier");
   const long iters = tu_arg_long(argc, argv, "iters", 3000);
+  rooted = (int)tu_arg_long(argc, argv, "rooted", 0);
   uint64_t seed = (uint64_t)tu_arg_long(argc, argv, "seed", 1) * 0x9e3779b97f4a7c15ull + 1;
   MPI_Comm half;
   TU_CALL(MPI_Comm_split(MPI_COMM_WORLD, tu_rank % 2, tu_size - tu_rank, &half));
@@ -121,6 +164,6 @@ int main(int argc, char **argv) {
   team_close(&world);
   TU_CALL(MPI_Comm_free(&half));
   char extra[64];
-  snprintf(extra, sizeof extra, "iters=%ld", iters);
+  snprintf(extra, sizeof extra, "iters=%ld%s", iters, rooted ? " rooted" : "");
   return tu_finish(extra);
 }
