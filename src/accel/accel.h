@@ -102,6 +102,17 @@ struct CommState {
   uint64_t eager_calls = 0;            // eager calls so far (the same on every rank)
   uint64_t eager_seen = 0;             // the least count of finished eager calls seen among the ranks
   bool area_used = false;  // the last round wrote outside the half-slots (hier_alltoall.cc): the next waits for all
+  // The rank the next barrier lets out first (engine.cc, Barrier): a bcast's
+  // root, or in a pair the rank that is not a reduce's root; it holds while
+  // seq and eager_calls are what they were after that call, i.e. until any
+  // other call runs here.  -1: none.  Set alike on every rank.
+  int lead = -1;
+  uint64_t lead_seq = 0, lead_eager = 0;
+  void SetLead(int r) {
+    lead = r;
+    lead_seq = seq;
+    lead_eager = eager_calls;
+  }
   std::vector<char> stmp, rtmp;  // packed send / receive data of derived types
   // Single copy (engine.cc): every process may read every other's memory with
   // process_vm_readv (probed and agreed at set-up, ProbeCma); their pids.

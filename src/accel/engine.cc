@@ -318,10 +318,20 @@ bool Bcast(CommState& st, Side& side, int root, bool ok, MPI_Comm comm) {
   return true;
 }
 
+// Right after a bcast (or in a pair a reduce), with nothing run here since
+// (CommState::lead), the round is led by the rank whose data the others wait
+// for when the same call follows the barrier, as in a loop: it leaves first.
+// Otherwise the last rank to arrive leaves first, which in such a loop is a
+// bcast's reader (a reduce's root), and it then waits in the call for the
+// rank that left after it (src/coll/barrier_dissemination.cc, "led", does
+// the same in shmcoll's own jobs; docs/PERFORMANCE.md).  Where the processes
+// outnumber the cores, or past 8, every rank still waits for every other.
 bool Barrier(CommState& st) {
   if (st.nodes) return HierBarrier(st);  // several nodes
+  const bool led = st.lead >= 0 && st.lead < st.n && st.lead_seq == st.seq && st.lead_eager == st.eager_calls &&
+                   !st.crowded && st.n <= 8;
   return RunRounds(
-      st, 1, true, [](uint64_t) {}, [](uint64_t) {});
+      st, 1, true, [](uint64_t) {}, [](uint64_t) {}, led ? st.lead : -1);
 }
 
 bool Rounds(CommState& st, uint64_t rounds, bool ok, const std::function<void(uint64_t)>& fill,

@@ -125,6 +125,7 @@ ACCEL_EXPORT int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int r
       }
       taken = Bcast(*st, side, valid_root ? root : 0, ok, comm);
     }
+    if (valid_root && !st->nodes) st->SetLead(root);
   }
   if (Count(taken)) return MPI_SUCCESS;
   return PMPI_Bcast(buffer, count, datatype, root, comm);

@@ -301,6 +301,7 @@ ACCEL_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_D
                         : ReduceRounds(*st, static_cast<const char*>(in), static_cast<char*>(recvbuf), c, f,
                                        valid_root ? root : 0, ok, comm);
     }
+    if (valid_root && !st->nodes && st->n == 2) st->SetLead(1 - root);
   }
   if (Count(taken)) return MPI_SUCCESS;
   return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);

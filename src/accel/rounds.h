@@ -45,6 +45,9 @@ inline void WaitFor(const std::atomic<uint64_t>& flag, uint64_t target, unsigned
 inline void WaitPosted(const CommState& st, uint64_t s) {
   for (int k = 1; k <= st.n; ++k) WaitFor(st.flags((st.me + k) % st.n)->post.posted, s, st.spin);
 }
+inline void WaitOthersPosted(const CommState& st, uint64_t s) {
+  for (int k = 1; k < st.n; ++k) WaitFor(st.flags((st.me + k) % st.n)->post.posted, s, st.spin);
+}
 inline void WaitConsumed(const CommState& st, uint64_t s) {
   for (int k = 1; k <= st.n; ++k) WaitFor(st.flags((st.me + k) % st.n)->read.consumed, s, st.spin);
 }
@@ -58,9 +61,11 @@ inline size_t Piece(size_t total, uint64_t r, size_t chunk, size_t* off) {
 inline uint64_t RoundsFor(size_t bytes, size_t chunk) { return (bytes + chunk - 1) / chunk; }
 
 // Runs the rounds; fill(r) writes my slot, drain(r) reads the others'.
-// False when some rank declined (then every rank returns false).
+// False when some rank declined (then every rank returns false).  `lead`
+// (the same on every rank, or -1): that rank posts round 0 only once every
+// other rank has, so it leaves the round first (a barrier, Barrier).
 template <class Fill, class Drain>
-bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain drain) {
+bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain drain, int lead = -1) {
   RankFlags* mine = st.flags(st.me);
   if (st.area_used) {  // every rank has read the last round before any half is written again
     WaitConsumed(st, st.seq);
@@ -81,6 +86,7 @@ bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain d
       st.push_mine = false;
     }
     if (ok) fill(r);
+    if (r == 0 && lead == st.me) WaitOthersPosted(st, s);
     mine->post.posted.store(s, std::memory_order_release);
     WaitPosted(st, s);
     if (r == 0) {
