@@ -162,7 +162,7 @@ int releasedBy(Team& team, uint64_t seq, uint32_t lead) {
 }
 
 int released(Team& team, uint64_t seq) {
-  return releasedBy(team, seq, team.lead != Team::kNoLead ? team.lead : 0);
+  return releasedBy(team, seq, team.lead < team.size() ? team.lead : 0);
 }
 
 // (where neither flat nor released is the job's policy)

@@ -110,6 +110,7 @@ class Team : public transport::Group {
     transport::Group::operator=(o);
     seq = o.seq;
     nbcSeq = o.nbcSeq;
+    lead = kNoLead;
     resetCaches();
     return *this;
   }
