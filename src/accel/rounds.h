@@ -42,10 +42,8 @@ inline void WaitFor(const std::atomic<uint64_t>& flag, uint64_t target, unsigned
   WaitUntil([&] { return flag.load(std::memory_order_acquire) >= target; }, spin);
 }
 
+// (every other rank's: a rank waits only after its own post)
 inline void WaitPosted(const CommState& st, uint64_t s) {
-  for (int k = 1; k <= st.n; ++k) WaitFor(st.flags((st.me + k) % st.n)->post.posted, s, st.spin);
-}
-inline void WaitOthersPosted(const CommState& st, uint64_t s) {
   for (int k = 1; k < st.n; ++k) WaitFor(st.flags((st.me + k) % st.n)->post.posted, s, st.spin);
 }
 inline void WaitConsumed(const CommState& st, uint64_t s) {
@@ -86,7 +84,7 @@ bool RunRounds(CommState& st, uint64_t local_rounds, bool ok, Fill fill, Drain d
       st.push_mine = false;
     }
     if (ok) fill(r);
-    if (r == 0 && lead == st.me) WaitOthersPosted(st, s);
+    if (r == 0 && lead == st.me) WaitPosted(st, s);
     mine->post.posted.store(s, std::memory_order_release);
     WaitPosted(st, s);
     if (r == 0) {

@@ -66,11 +66,13 @@ int runScheduled(Operation& o) {
   return kOk;
 }
 
-int blocking(Operation& o) { return unlined(o.at) ? runScheduled(o) : dispatch(o); }
-
-// (a blocking collective after which the next barrier lets no one out first)
-void noLead(const Place& at) {
-  if (!at.inter()) at.team->lead = Team::kNoLead;
+// Every blocking collective but the barrier, which reads it, notes on its
+// team who the next barrier lets out first (Team::lead; the exchanges do it in
+// exchange(), dispatch.h).
+int blocking(Operation& o) {
+  if (o.op != Op::kBarrier && !o.at.inter())
+    o.at.team->lead = leadAfter(o.op, static_cast<uint32_t>(o.root), o.at.team->size());
+  return unlined(o.at) ? runScheduled(o) : dispatch(o);
 }
 
 }  // namespace
@@ -113,7 +115,6 @@ int startBarrier(const Place& at, p2p::Request** out) {
 int allreduce(const Place& at, const Reduction& r) {
   Operation o = prepare(Op::kAllreduce, kBlocking, at);
   o.red = &r;
-  noLead(at);
   return blocking(o);
 }
 
@@ -127,7 +128,6 @@ int reduce(const Place& at, const Reduction& r, int root) {
   Operation o = prepare(Op::kReduce, kBlocking, at);
   o.red = &r;
   o.root = root;
-  if (!at.inter()) at.team->lead = leadAfter(Op::kReduce, static_cast<uint32_t>(root), at.team->size());
   return blocking(o);
 }
 
@@ -142,7 +142,6 @@ int reduceScatter(const Place& at, const Reduction& r, const uint64_t* counts, b
   Operation o = prepare(block ? Op::kReduceScatterBlock : Op::kReduceScatter, kBlocking, at);
   o.red = &r;
   o.counts = counts;
-  noLead(at);
   return blocking(o);
 }
 
@@ -157,7 +156,6 @@ int scan(const Place& at, const Reduction& r, bool exclusive) {
   Operation o = prepare(exclusive ? Op::kExscan : Op::kScan, kBlocking, at);
   o.red = &r;
   o.exclusive = exclusive;
-  noLead(at);
   return blocking(o);
 }
 

@@ -15,17 +15,17 @@ int exchangeGeneral(const Place& at, const ExchangeArgs& a, const Flags& f);
 template <class A>
 int exchange(const Place& at, const A& a, const Flags& f) {
   if (!at.inter()) {
-    // (a rooted collective's non-root pairs with the root alone, onlyPeer;
-    // the root's own onlyPeer is -1)
     Team& t = *at.team;
+    // (Team::lead; a rooted collective's non-root pairs with the root alone,
+    // onlyPeer, and the root's own onlyPeer is -1)
     t.lead = leadAfter(a.op, a.onlyPeer >= 0 ? static_cast<uint32_t>(a.onlyPeer) : t.rank, t.size());
-  }
-  if (!at.inter() && at.team->hasLines()) {
-    // (A is final: its blocks are computed inline.  The inline path writes
-    // every lane before it reads any, so MPI_IN_PLACE needs no private copy.)
-    bool taken = false;
-    const int rc = inlineExchange(*at.team, a, &taken);
-    if (taken) return rc;
+    if (t.hasLines()) {
+      // (A is final: its blocks are computed inline.  The inline path writes
+      // every lane before it reads any, so MPI_IN_PLACE needs no private copy.)
+      bool taken = false;
+      const int rc = inlineExchange(t, a, &taken);
+      if (taken) return rc;
+    }
   }
   return exchangeGeneral(at, a, f);
 }

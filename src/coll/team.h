@@ -98,9 +98,10 @@ class Team : public transport::Group {
   uint64_t seq = 0;
   uint32_t nbcSeq = 0;  // nonblocking collectives started on it (coll/sched.h)
   // The member the next barrier on the team should let out first, or kNoLead:
-  // set by every blocking collective from its operation and root (leadAfter,
-  // coll.h), the same on every member, as they call the same collectives in
-  // the same order (barrier_dissemination.cc, "led").
+  // set by every blocking collective but the barrier from its operation and
+  // root (leadAfter, coll.h; coll::blocking and coll::exchange), the same on
+  // every member, as they call the same collectives in the same order
+  // (barrier_dissemination.cc, "led").
   static constexpr uint32_t kNoLead = UINT32_MAX;
   uint32_t lead = kNoLead;
 
