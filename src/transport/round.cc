@@ -421,7 +421,7 @@ class Round {
         f.stage = kStream;
         continue;
       }
-      const uint32_t s = static_cast<uint32_t>(f.chunk % segment::kNumSlots);
+      const uint32_t s = slotOf(f.chunk, seq_);
       segment::SlotHeader* h = w_.seg.slot(q, s);
       if (h->seq != seq_ || h->ctx != ctx_) return false;  // a stale tag that happens to match: keep waiting
       const char* payload = w_.seg.slotPayload(q, s);

@@ -34,7 +34,7 @@ bool Outbox::produce() {
   bool moved = false;
   while (canProduce()) {
     const uint64_t k = nextChunk_;
-    const uint32_t s = static_cast<uint32_t>(k % segment::kNumSlots);
+    const uint32_t s = slotOf(k, seq_);
     segment::SlotHeader* h = w.seg.slot(w.rank, s);
     char* payload = w.seg.slotPayload(w.rank, s);
     const uint64_t begin = k * slot_;

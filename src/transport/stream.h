@@ -5,9 +5,10 @@
 // stream (its blocks for peers me+1, me+2, ..., me-1, in that order; lanes
 // tell each reader the offset of its block).  The stream flows through the
 // sender's two mailbox slots (segment/layout.h) in chunks of the slot size:
-// chunk k goes to slot k % 2 once every reader of chunk k - 2 has
-// acknowledged it, so the sender packs chunk k + 1 while its readers unpack
-// chunk k.  A chunk's tag carries (seq, ctx, chunk) and the slot header the
+// chunk k of operation seq goes to slot (k + seq) % 2 (slotOf) once every
+// reader of that slot's last chunk has acknowledged it, so the sender packs
+// chunk k + 1 while its readers unpack chunk k, and the one chunk of the
+// team's next operation while they unpack this operation's.  A chunk's tag carries (seq, ctx, chunk) and the slot header the
 // full sequence number and context, so a reader never takes a stale chunk.
 //
 // A reader that expects nothing from a sender may skip its stream
@@ -37,6 +38,16 @@ namespace shmcoll::transport {
 // The tag of chunk `chunk` of operation `seq` on `ctx` (never 0).
 inline uint64_t chunkTag(uint64_t seq, uint32_t ctx, uint64_t chunk) {
   return (seq << 32) ^ (uint64_t{ctx} << 24) ^ (chunk & 0xffffff) ^ (1ull << 63);
+}
+
+// The slot that carries chunk `chunk` of an operation with sequence number
+// `seq`: the two slots alternate within an operation and, for operations of
+// one chunk, from one operation of a team to the next, so that a sender may
+// pack the next operation's chunk while its readers still unpack this one
+// (with every operation starting at slot 0 it waited for their
+// acknowledgement first).
+inline uint32_t slotOf(uint64_t chunk, uint64_t seq) {
+  return static_cast<uint32_t>((chunk + seq) % segment::kNumSlots);
 }
 
 // What this rank's slots last held, across operations.
@@ -88,7 +99,7 @@ class Outbox {
   }
   uint64_t bytes() const { return bytes_; }
   bool done() const { return nextChunk_ >= chunks_; }
-  bool canProduce() const { return !done() && gSlots.free(static_cast<uint32_t>(nextChunk_ % segment::kNumSlots)); }
+  bool canProduce() const { return !done() && gSlots.free(slotOf(nextChunk_, seq_)); }
   // Packs as many chunks as free slots allow and wakes their readers; true
   // when it packed any.
   bool produce();
@@ -114,7 +125,7 @@ class Outbox {
 // Reading a sender's chunk k of operation (seq, ctx): whether it is in the
 // slot, and the acknowledgement once it was unpacked.
 inline bool chunkReady(uint32_t sender, uint64_t k, uint64_t seq, uint32_t ctx) {
-  const uint32_t s = static_cast<uint32_t>(k % segment::kNumSlots);
+  const uint32_t s = slotOf(k, seq);
   return world().seg.slot(sender, s)->tag.load(std::memory_order_acquire) == chunkTag(seq, ctx, k);
 }
 
