@@ -38,7 +38,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 14;  // 14: cmaSlow; 13: ring lanes of 68 lines (12: 65; 11: 64 of 1 KiB; 10: the ring)
+constexpr uint32_t kVersion = 15;  // 15: slots alternate across operations (transport::slotOf); 14: cmaSlow; 13: ring lanes of 68 lines (12: 65; 11: 64 of 1 KiB; 10: the ring)
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;           // line sets (CtxLines) per rank: communicators that have one

@@ -8,8 +8,9 @@
 // chunk k of operation seq goes to slot (k + seq) % 2 (slotOf) once every
 // reader of that slot's last chunk has acknowledged it, so the sender packs
 // chunk k + 1 while its readers unpack chunk k, and the one chunk of the
-// team's next operation while they unpack this operation's.  A chunk's tag carries (seq, ctx, chunk) and the slot header the
-// full sequence number and context, so a reader never takes a stale chunk.
+// team's next operation while they unpack this operation's.  A chunk's tag
+// carries (seq, ctx, chunk) and the slot header the full sequence number and
+// context, so a reader never takes a stale chunk.
 //
 // A reader that expects nothing from a sender may skip its stream
 // (Pairs::skipEmpty) and never acknowledge a chunk it wrongly received, while
