@@ -190,6 +190,7 @@ typedef struct {
   int membw, check;
   int sync; /* --sync: a barrier before every call, only the calls timed */
   int alloc_mem; /* --alloc-mem: buffers from MPI_Alloc_mem */
+  int own_buffers; /* --own-buffers: each size's hot buffers from their own malloc */
   size_t mem_limit; /* bytes per rank; 0: half the node's memory shared by the ranks */
   size_t cold_pool; /* bytes per rank; 0: automatic */
 } Opts;
@@ -297,6 +298,10 @@ static void usage(void) {
       "                    calls still come from one thread: what the thread level costs\n"
       "  --alloc-mem       take the buffers from MPI_Alloc_mem instead of the heap (shmcoll: from\n"
       "                    the shared segment when they fit SHMCOLL_ALLOC_MEM, e.g. 64m)\n"
+      "  --own-buffers     hot buffers of each size from a malloc of their own (send and receive\n"
+      "                    apart, each as large as the size needs), as a program that allocates per\n"
+      "                    message has them: below glibc's 128 KiB mmap threshold that is its private\n"
+      "                    heap (shmcoll: not its shared heap). Default: one arena for every size\n"
       "  --mem-limit SIZE  buffer memory per rank; larger sizes are skipped\n"
       "                    (default: half the node's memory divided by the rank count)\n"
       "  --cold-pool SIZE  per-rank pool for --cold (default max(4 x LLC, 128M), within mem-limit)\n"
@@ -384,6 +389,8 @@ static void parse_args(int argc, char **argv) {
       o->membw = 1;
     } else if (!strcmp(key, "--alloc-mem")) {
       o->alloc_mem = 1;
+    } else if (!strcmp(key, "--own-buffers")) {
+      o->own_buffers = 1;
     } else {
       if (g_rank == 0) usage();
       die("unknown option '%s'", a);
@@ -557,6 +564,8 @@ static void layout_init(Layout *L, int op, size_t s) {
 static char *g_arena;
 static size_t g_arena_bytes;
 static size_t g_cold_ctr;
+/* --own-buffers: the hot buffers of the size being measured (else null) */
+static char *g_own_s, *g_own_r;
 
 static void *xalloc(size_t bytes) {
   void *p = NULL;
@@ -835,6 +844,11 @@ typedef struct {
 } Regions;
 
 static inline void region(const Regions *R, int cold, char **sb, char **rb) {
+  if (g_own_s && !cold) {
+    *sb = g_own_s;
+    *rb = g_own_r;
+    return;
+  }
   size_t k = cold ? (g_cold_ctr++ % R->nregions) : 0;
   *sb = g_arena + k * R->stride;
   *rb = *sb + R->send_part;
@@ -1012,10 +1026,21 @@ static void bench_one(int op, size_t s, int cold) {
   Regions R = {.stride = L.foot_max, .send_part = region_part(L.send_bytes)};
   R.nregions = cold ? g_arena_bytes / R.stride : 1;
   if (R.nregions < 1) R.nregions = 1;
+  if (g_opt.own_buffers && !cold) { /* plain malloc, as a program would; touched before any timing */
+    /* (each as large as the larger volume: a bcast root sends from its receive buffer) */
+    size_t own = L.send_bytes > L.recv_bytes ? L.send_bytes : L.recv_bytes;
+    if (!own) own = 1;
+    g_own_s = malloc(own);
+    g_own_r = malloc(own);
+    if (!g_own_s || !g_own_r) die("cannot allocate the buffers of %s", kOpNames[op]);
+    memset(g_own_s, 0, own);
+    memset(g_own_r, 0, own);
+  }
 
   /* 1. one validated call on region 0 */
   if (g_opt.check && !is_local_op(op)) {
     char *sb = g_arena, *rb = g_arena + R.send_part;
+    if (g_own_s && !cold) sb = g_own_s, rb = g_own_r;
     fill_send(&L, sb);
     poison_recv(&L, rb);
     run_op(&L, sb, rb);
@@ -1043,6 +1068,9 @@ static void bench_one(int op, size_t s, int cold) {
   if (op == OP_MEMCPY1) avg = mn = mx = g_times[0];
   report(kOpNames[op], s, (double)L.recv_max, L.recv_total, iters, avg, mn, mx, cold);
 out:
+  free(g_own_s);
+  free(g_own_r);
+  g_own_s = g_own_r = NULL;
   free(L.scounts);
   free(L.types);
 }
