@@ -266,7 +266,24 @@ void fillThresholds(Team& team, Op op) {
   // runs where the others did not (docs/PERFORMANCE.md, 2026-11-29, evening).
   const wait::Crowd& crowd = wait::gCrowd;
   const bool packed = crowd.sleepers && crowd.ranks > 2 * uint64_t{crowd.cores};
-  t.inlineMax = settings::tuned(settings::Id::kInlineMax, name, ranks, packed ? UINT64_MAX : kInlineUncrowded);
+  //
+  // A block that is not pulled goes through the slots instead: the sender
+  // copies it into a slot and the reader out of it once the whole chunk is
+  // there, with a round trip of acknowledgements, and the sender is at most
+  // one call ahead.  Below kInlineStreamed (and below the pull's cmaMin) the
+  // lane was faster for such blocks: private buffers of 6-12 KiB at 2 ranks
+  // on 2 cores (Intel Xeon VM), lane / slots, us: allgather 8 KiB 2.51 /
+  // 3.99, alltoall 2.49 / 3.48, scatter 1.39 / 1.81, gather 1.28 / 1.52; at
+  // 16 KiB, pulled with process_vm_readv, the pull was faster
+  // (docs/PERFORMANCE.md, 2026-12-01, Intel).  A block that is pulled keeps
+  // the 4 KiB bound.  Set SHMCOLL_INLINE_MAX (or a decision table's
+  // inline_max) and it bounds every block.
+  constexpr uint64_t kUnset = UINT64_MAX - 1;
+  const uint64_t setMax = settings::tuned(settings::Id::kInlineMax, name, ranks, kUnset);
+  t.inlineMax = setMax != kUnset ? setMax : packed ? UINT64_MAX : kInlineUncrowded;
+  t.inlineStreamed =
+      setMax != kUnset ? t.inlineMax
+                       : std::max(t.inlineMax, std::min(kInlineStreamed, t.cmaMin > 0 ? t.cmaMin - 1 : 0));
   // MPI_Reduce's one exchange sends every input to the root alone, which
   // folds them, its own input and the last rank's in place (reduce_direct.cc);
   // the two-round way saves the root the fold of all but one slice at the
@@ -323,6 +340,11 @@ void fillInlineGate(Team& team, Op op) {
   g.laneBytes = seg.laneBytes(team.size());
   g.cap[0] = !g.open ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(g.laneBytes));
   g.cap[1] = !g.open ? 0 : std::min<uint64_t>(t.inlineMax, segment::laneInlineCapacity(seg.laneAreaBytes()));
+  g.capStreamed[0] = !g.open ? 0 : std::min<uint64_t>(t.inlineStreamed, segment::laneInlineCapacity(g.laneBytes));
+  g.capStreamed[1] =
+      !g.open ? 0 : std::min<uint64_t>(t.inlineStreamed, segment::laneInlineCapacity(seg.laneAreaBytes()));
+  g.cmaMin = t.cmaMin;
+  g.pulls = ch.pull != PullPolicy::kOff;
   const bool rooted = op == Op::kBcast || op == Op::kGather || op == Op::kGatherv || op == Op::kReduce ||
                       op == Op::kScatter || op == Op::kScatterv;
   // The ring's lanes hold 4 KiB blocks, which they take where ranks outnumber

@@ -142,6 +142,11 @@ PullPolicy pullPolicy();
 
 // The default of SHMCOLL_INLINE_MAX up to 2 ranks a core (beyond: the lane's room).
 constexpr uint64_t kInlineUncrowded = uint64_t{4} << 10;
+// ... and where SHMCOLL_INLINE_MAX is not set, the bound for a block that
+// would otherwise go through the slots (neither in the segment or the shared
+// heap nor at least SHMCOLL_CMA_MIN long): below it, the lane's one copy in
+// and one out beat the slots' (registry.cc, fillThresholds).
+constexpr uint64_t kInlineStreamed = uint64_t{12} << 10;
 
 // The default of SHMCOLL_REDUCE_SMALL for MPI_Reduce and MPI_Allreduce (the
 // others: the setting's).

@@ -37,6 +37,9 @@ struct Algorithm;
 struct Thresholds {
   bool filled = false;
   uint64_t cmaMin = 0, cmaSoloMin = 0, cmaSoloMax = 0, inlineMax = 0, reduceSmall = 0;
+  // The largest block a rank carries inline when it would otherwise go
+  // through the slots (registry.cc: kInlineStreamed), at least inlineMax.
+  uint64_t inlineStreamed = 0;
   transport::RoundParams round;  // what the operation's rounds use (registry.cc: roundParams)
 };
 
@@ -89,6 +92,11 @@ struct InlineGate {
   bool open = false;
   bool verbose = false;
   uint64_t cap[2] = {};
+  // Per lane kind as cap: the bound for a block that is not pulled (private
+  // memory below cmaMin, or not contiguous, or pulls off), at least cap.
+  uint64_t capStreamed[2] = {};
+  uint64_t cmaMin = 0;  // the operation's (Thresholds::cmaMin)
+  bool pulls = false;   // blocks may be pulled at all (SHMCOLL_PULL is not off)
   uint64_t ahead = 0;      // the largest block a rooted collective's sender puts in its ring (0: none)
   uint64_t laneBytes = 0;  // a lane per reader: its size on this team (segment::View::laneBytes)
 };
