@@ -266,7 +266,6 @@ void fillThresholds(Team& team, Op op) {
   // runs where the others did not (docs/PERFORMANCE.md, 2026-11-29, evening).
   const wait::Crowd& crowd = wait::gCrowd;
   const bool packed = crowd.sleepers && crowd.ranks > 2 * uint64_t{crowd.cores};
-  //
   // A block that is not pulled goes through the slots instead: the sender
   // copies it into a slot and the reader out of it once the whole chunk is
   // there, with a round trip of acknowledgements, and the sender is at most
