@@ -844,7 +844,7 @@ typedef struct {
 } Regions;
 
 static inline void region(const Regions *R, int cold, char **sb, char **rb) {
-  if (g_own_s && !cold) {
+  if (g_own_s) { /* (set for hot buffers only) */
     *sb = g_own_s;
     *rb = g_own_r;
     return;
@@ -1040,7 +1040,7 @@ static void bench_one(int op, size_t s, int cold) {
   /* 1. one validated call on region 0 */
   if (g_opt.check && !is_local_op(op)) {
     char *sb = g_arena, *rb = g_arena + R.send_part;
-    if (g_own_s && !cold) sb = g_own_s, rb = g_own_r;
+    if (g_own_s) sb = g_own_s, rb = g_own_r;
     fill_send(&L, sb);
     poison_recv(&L, rb);
     run_op(&L, sb, rb);

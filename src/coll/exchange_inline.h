@@ -363,14 +363,14 @@ int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* la
 
 // Whether block `b` goes in a lane of kind `kind` (InlineGate::cap): up to
 // cap, and up to capStreamed when a round would not pull it but stream it
-// through the slots (transport/round.cc, usePull).
-inline bool fitsLane(const InlineGate& g, int kind, const Block& b) {
+// through the slots (transport::pulledAnyway).  A block of several parts
+// (Pairs::sendsParts) keeps cap.
+inline bool fitsLane(const InlineGate& g, int kind, const Block& b, bool parts) {
   const uint64_t bytes = b.bytes();
   if (bytes <= g.cap[kind]) return true;
-  if (bytes > g.capStreamed[kind]) return false;
+  if (parts || bytes > g.capStreamed[kind]) return false;
   if (!g.pulls || !b.type->contiguous) return true;
-  const char* base = b.buf + b.type->trueLb;
-  return !transport::peerReadable(base, bytes) && !(transport::pulls().cma && bytes >= g.cmaMin);
+  return !transport::pulledAnyway(b.buf + b.type->trueLb, bytes, g.cmaMin);
 }
 
 // Runs the exchange on the inline path when every block this rank sends fits
@@ -384,14 +384,10 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   const InlineGate& g = inlineGate(team, a.op);
   if (!g.open) [[unlikely]]
     return 0;
-  const int kind = a.broadcast ? 1 : 0;
-  const uint64_t cap = g.cap[kind];
   if (a.broadcast) {
-    if (a.send(0).bytes() > cap && !fitsLane(g, kind, a.send(0))) return 0;
-  } else if (transport::forSends(a, n, me, [&](uint32_t p) {
-               const Block b = a.send(p);
-               return b.bytes() > cap && (a.sendsParts(p) || !fitsLane(g, kind, b)) ? 1 : 0;
-             })) {
+    if (!fitsLane(g, 1, a.send(0), false)) return 0;
+  } else if (transport::forSends(a, n, me,
+                                 [&](uint32_t p) { return fitsLane(g, 0, a.send(p), a.sendsParts(p)) ? 0 : 1; })) {
     return 0;
   }
   *taken = true;

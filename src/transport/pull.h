@@ -45,6 +45,14 @@ bool inSegment(const void* p, uint64_t len);
 // the segment, or in this rank's shared malloc heap and every rank can map
 // the others' heaps.
 bool peerReadable(const void* p, uint64_t len);
+// Whether a round pulls the contiguous block [p, p + len) for any reader:
+// every peer can read it with a plain copy, or process_vm_readv works and
+// the block is at least cmaMin long (round.cc's usePull; a lone large block
+// to one peer has a rule of its own there).  The inline path asks it too
+// (coll/exchange_inline.h, fitsLane).
+inline bool pulledAnyway(const void* p, uint64_t len, uint64_t cmaMin) {
+  return peerReadable(p, len) || (pulls().cma && len >= cmaMin);
+}
 // Whether this rank can open and map world rank `rank`'s shared heap (the
 // start-up probe; false too when that rank has none).
 bool canMapPeerHeap(uint32_t rank);

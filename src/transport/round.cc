@@ -172,9 +172,8 @@ class Round {
     // heap: the reader copies straight out of it, one plain copy against the
     // stream's two, at any size (cmaMin prices a system call that this path
     // does not make).
-    if (peerReadable(cur.contiguousBase(), bytes)) return true;
-    return pulls().cma &&
-           (bytes >= prm_.cmaMin || (peer == soloPeer_ && bytes >= prm_.cmaSoloMin && bytes < prm_.cmaSoloMax));
+    if (pulledAnyway(cur.contiguousBase(), bytes, prm_.cmaMin)) return true;
+    return pulls().cma && peer == soloPeer_ && bytes >= prm_.cmaSoloMin && bytes < prm_.cmaSoloMax;
   }
 
   // The one peer this rank sends more than a slot to, if there is exactly
