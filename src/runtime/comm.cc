@@ -60,23 +60,23 @@ struct Proposal {
   uint64_t highSeq;
   int32_t color;
   int32_t key;
-  uint32_t contended;  // other creations held ids at this member (IdHold)
+  uint32_t contended;  // another creation held the turn to offer ids at this member (IdTurn)
   uint32_t pad;
 };
 
-// One round of agree() below.  When the windows do not decide the id, every
-// member sees so from the same gathered proposals and all exchange their
-// whole free sets.
-// *retry: no id was common, but some member had ids held by other creations.
+// One attempt of agree() below; `turn`: this creation holds the rank's turn
+// to offer ids (runtime/ids.h), else it offers none.  When the windows do not
+// decide the id, every member sees so from the same gathered proposals and
+// all exchange their whole free sets.
+// *retry: no id was common, but some member offered none for want of the turn.
 int agreeOnce(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint32_t* lines,
-              uint64_t* base, IdHold& hold, bool* retry) {
+              uint64_t* base, bool turn, bool* retry) {
   *retry = false;
-  FreeIds free;
-  freeIds(false, &free);
+  FreeIds free{};
+  if (turn) freeIds(false, &free);
   Proposal mine{};
-  mine.contended = contended();
+  mine.contended = turn ? 0 : 1;
   mine.ctx = FreeWindow(free.ctx);
-  hold.hold(mine.ctx.w, mine.ctx.first, kWindowWords);
   std::copy(std::begin(free.lines), std::end(free.lines), mine.lines);
   // The gathers below advance an intracommunicator's sequence; count them in.
   const uint64_t high = transport::lanes().highSeq;
@@ -100,11 +100,8 @@ int agreeOnce(Comm& parent, int color, int key, std::vector<Proposal>* all, uint
     *retry = *ctxId == UINT32_MAX && anyContended;
     return *ctxId != UINT32_MAX || *retry ? kOk : noFreeId();
   }
-  // The whole set as it is now: while this rank waited for the windows,
-  // another thread's creation may have installed ids it did not hold.
-  freeIds(false, &free);
-  hold.addMine(free.ctx, ctx().ctxUsed);
-  hold.hold(free.ctx, 0, kCtxWords);
+  // (Every member offered a window, so each holds its rank's turn: no other
+  // creation installed an id there meanwhile.)
   std::vector<uint64_t> sets(n * kCtxWords);
   SHMCOLL_CHECK(gatherAll(parent, free.ctx, sizeof free.ctx, sets.data()));
   uint64_t common[kCtxWords];
@@ -121,11 +118,15 @@ int agreeOnce(Comm& parent, int color, int key, std::vector<Proposal>* all, uint
 // installs the communicator before it waits for anything else.
 int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint32_t* lines,
           uint64_t* base) {
+  bool retry;
+  // (At MPI_THREAD_MULTIPLE: a first attempt without the turn, so that every
+  // member is here before any asks for it; runtime/ids.h says why.)
+  if (wait::gSerialOn) SHMCOLL_CHECK(agreeOnce(parent, color, key, all, ctxId, lines, base, false, &retry));
+  IdTurn turn(ctx().idTurns, creationKey(parent.team.ctxId, 0));
   for (uint32_t attempt = 0;;) {
-    IdHold hold(ctx().ctxHeld);
-    bool retry;
-    SHMCOLL_CHECK(agreeOnce(parent, color, key, all, ctxId, lines, base, hold, &retry));
-    if (!retry) return kOk;
+    SHMCOLL_CHECK(agreeOnce(parent, color, key, all, ctxId, lines, base, turn.take(), &retry));
+    if (!retry) return kOk;  // (the caller installs before it lets the lock go: the turn may end here)
+    turn.give();
     backOff(attempt++);
   }
 }
@@ -222,8 +223,6 @@ Comm* installInter(std::vector<uint32_t> local, std::vector<uint32_t> remote, ui
   return nc;
 }
 
-bool contended() { return ctx().ctxHeld.count() != 0; }
-
 void backOff(uint32_t attempt) {
   if (attempt == 0) return wait::yieldSerial();
   // (xorshift, seeded per thread: the creations that meet must not draw alike)
@@ -244,8 +243,6 @@ void freeIds(bool async, FreeIds* out) {
   const Context& c = ctx();
   c.ctxUsed.freeIn(async ? kAsyncCtxFirst : 0, async ? kCtxIds : kAsyncCtxFirst, out->ctx);
   c.linesUsed.freeIn(async ? kAsyncLinesFirst : 0, async ? segment::kMaxContexts : kAsyncLinesFirst, out->lines);
-  if (!async)
-    for (size_t k = 0; k < kCtxWords; ++k) out->ctx[k] &= ~c.ctxHeld.w[k];
 }
 
 int lowestFree(const uint64_t* ids, uint32_t* ctxId) {

@@ -24,7 +24,7 @@ constexpr uint32_t kCreateGroupCtx = p2p::kInternalCtx | 0x40000000u;  // | the 
 constexpr uint32_t kCreateGroupAnswer = 0x20000000u;
 struct GroupAsk {
   int32_t tag;
-  uint32_t contended;  // other creations held ids at this member (IdHold)
+  uint32_t contended;  // another creation held the turn to offer ids at this member (IdTurn)
   uint64_t highSeq;
   FreeIds free;
 };
@@ -34,7 +34,7 @@ struct GroupAnswer {
   uint64_t base;
 };
 
-int createGroupOnce(Comm& parent, const Group& g, int tag, IdHold& hold, bool* again, Comm** out) {
+int createGroupOnce(Comm& parent, const Group& g, int tag, bool turn, bool* again, Comm** out) {
   // Requests on ctxTag, answers on answerTag.  At MPI_THREAD_MULTIPLE the
   // messages carry the call's tag, which the standard has tell apart the
   // calls that threads make on one parent at once; otherwise tag 0, and the
@@ -49,9 +49,8 @@ int createGroupOnce(Comm& parent, const Group& g, int tag, IdHold& hold, bool* a
   GroupAsk mine{};
   mine.tag = tag;
   mine.highSeq = transport::lanes().highSeq;
-  mine.contended = contended();
-  freeIds(false, &mine.free);
-  hold.hold(mine.free.ctx, 0, kCtxWords);
+  mine.contended = turn ? 0 : 1;
+  if (turn) freeIds(false, &mine.free);  // (else none)
   GroupAnswer ans{};
   const uint32_t leader = g.members[0];
   if (ctx().eng.rank != leader) {
@@ -100,11 +99,16 @@ int createGroupOnce(Comm& parent, const Group& g, int tag, IdHold& hold, bool* a
 
 int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
   *out = nullptr;
+  bool again = false;
+  // (At MPI_THREAD_MULTIPLE: a first attempt without the turn, so that every
+  // member is here before any asks for it; runtime/ids.h says why.)
+  if (wait::gSerialOn) SHMCOLL_CHECK(createGroupOnce(parent, g, tag, false, &again, out));
+  IdTurn turn(ctx().idTurns, creationKey(parent.team.ctxId, static_cast<uint32_t>(tag) + 1));
   for (uint32_t attempt = 0;;) {
-    IdHold hold(ctx().ctxHeld);
-    bool again = false;
-    SHMCOLL_CHECK(createGroupOnce(parent, g, tag, hold, &again, out));
+    again = false;
+    SHMCOLL_CHECK(createGroupOnce(parent, g, tag, turn.take(), &again, out));
     if (!again) return kOk;
+    turn.give();
     backOff(attempt++);
   }
 }
@@ -116,7 +120,9 @@ namespace {
 struct Hello {
   uint64_t freeCtx[kCtxWords];
   uint32_t size;
-  uint32_t contended;  // other creations held ids at some member of the group (IdHold)
+  uint32_t contended;  // another creation held the turn to offer ids at some member of the group (IdTurn)
+  uint32_t localCtx;   // the context id of the group's local communicator
+  uint32_t pad;
 };
 
 // What each member of the local group contributes first.
@@ -130,14 +136,14 @@ struct Verdict {
   int32_t err;  // an error class the leader found, or 0
   uint32_t ctxId;
   uint32_t nremote;
-  uint32_t pad;
+  uint32_t remoteCtx;  // the context id of the remote group's local communicator
 };
 
 // The local leader's part: checks remote_leader, swaps a Hello with the
 // remote leader over `peer`, and picks the context id free on both groups
 // (both leaders compute the same pick from the same two sets).
 int leaderExchange(const Comm& local, const uint64_t* localFree, bool contended, Comm* peer, int remoteLeader, int tag,
-                   uint32_t* ctxId, std::vector<uint32_t>* remote, bool* again) {
+                   uint32_t* ctxId, std::vector<uint32_t>* remote, uint32_t* remoteCtx, bool* again) {
   if (!peer) return fail(MPI_ERR_COMM, "peer_comm is not a valid communicator at the local leader");
   if (tag < 0) return fail(MPI_ERR_TAG, "tag = %d is negative", tag);
   const uint32_t n = peerCount(*peer);
@@ -153,6 +159,7 @@ int leaderExchange(const Comm& local, const uint64_t* localFree, bool contended,
   std::copy(localFree, localFree + kCtxWords, h.freeCtx);
   h.size = local.team.size();
   h.contended = contended;
+  h.localCtx = local.team.ctxId;
   memcpy(out.data(), &h, sizeof h);
   memcpy(out.data() + sizeof h, local.team.members.data(), 4 * local.team.size());
   std::vector<char> in(sizeof(Hello) + 4 * ctx().eng.size);
@@ -172,6 +179,7 @@ int leaderExchange(const Comm& local, const uint64_t* localFree, bool contended,
                 "the message from the remote leader (tag %d on peer_comm) is not an MPI_Intercomm_create greeting "
                 "(a message of the program with the same tag?)",
                 tag);
+  *remoteCtx = theirs.localCtx;
   remote->resize(theirs.size);
   memcpy(remote->data(), in.data() + sizeof theirs, 4 * theirs.size);
   for (uint32_t w : *remote)
@@ -187,16 +195,15 @@ int leaderExchange(const Comm& local, const uint64_t* localFree, bool contended,
 }  // namespace
 
 namespace {
-int createIntercommOnce(Comm& local, uint32_t localLeader, Comm* peer, int remoteLeader, int tag, IdHold& hold,
-                        bool* again, Comm** out) {
+int createIntercommOnce(Comm& local, uint32_t localLeader, Comm* peer, int remoteLeader, int tag, bool turn,
+                        uint32_t* remoteCtx, bool* again, Comm** out) {
   const uint32_t n = local.team.size();
   // 1. The context ids free on every member of the local group.
-  FreeIds free;
+  FreeIds free{};
   MemberFree mine{};
-  mine.contended = contended();
-  freeIds(false, &free);
+  mine.contended = turn ? 0 : 1;
+  if (turn) freeIds(false, &free);  // (else none)
   std::copy(std::begin(free.ctx), std::end(free.ctx), mine.ctx);
-  hold.hold(free.ctx, 0, kCtxWords);
   std::vector<MemberFree> all(n);
   SHMCOLL_CHECK(coll::allgatherBytes(local.team, &mine, sizeof mine, all.data()));
   uint64_t localFree[kCtxWords];
@@ -212,13 +219,15 @@ int createIntercommOnce(Comm& local, uint32_t localLeader, Comm* peer, int remot
   const bool leader = local.team.rank == localLeader;
   if (leader) {
     bool retry = false;
-    v.err = leaderExchange(local, localFree, anyContended, peer, remoteLeader, tag, &v.ctxId, &remote, &retry);
+    v.err = leaderExchange(local, localFree, anyContended, peer, remoteLeader, tag, &v.ctxId, &remote, &v.remoteCtx,
+                           &retry);
     if (retry) v.err = kAgainErr;
     v.nremote = static_cast<uint32_t>(remote.size());
   }
   RawBcast hb(&v, sizeof v, localLeader, local.team.rank);
   SHMCOLL_CHECK(coll::exchange(coll::Place{&local.team}, hb));
   *again = v.err == kAgainErr;
+  *remoteCtx = v.remoteCtx;
   if (*again) return kOk;
   if (v.err) {
     if (leader) return v.err;  // with the leader's own reason
@@ -234,11 +243,22 @@ int createIntercommOnce(Comm& local, uint32_t localLeader, Comm* peer, int remot
 
 int createIntercomm(Comm& local, uint32_t localLeader, Comm* peer, int remoteLeader, int tag, Comm** out) {
   *out = nullptr;
+  bool again = false;
+  uint32_t remoteCtx = 0;
+  // (At MPI_THREAD_MULTIPLE: a first attempt without the turn, so that every
+  // member of both groups is here before any asks for it, and which tells
+  // each member the other group's local communicator: the key, the same on
+  // every member, is made of both groups' context ids; runtime/ids.h.)
+  if (wait::gSerialOn)
+    SHMCOLL_CHECK(createIntercommOnce(local, localLeader, peer, remoteLeader, tag, false, &remoteCtx, &again, out));
+  const uint32_t lo = std::min(local.team.ctxId, remoteCtx), hi = std::max(local.team.ctxId, remoteCtx);
+  IdTurn turn(ctx().idTurns, (uint64_t{1} << 63) | (uint64_t{lo} << 40) | (uint64_t{hi} << 8));
   for (uint32_t attempt = 0;;) {
-    IdHold hold(ctx().ctxHeld);
-    bool again = false;
-    SHMCOLL_CHECK(createIntercommOnce(local, localLeader, peer, remoteLeader, tag, hold, &again, out));
+    again = false;
+    SHMCOLL_CHECK(
+        createIntercommOnce(local, localLeader, peer, remoteLeader, tag, turn.take(), &remoteCtx, &again, out));
     if (!again) return kOk;
+    turn.give();
     backOff(attempt++);
   }
 }

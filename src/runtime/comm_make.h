@@ -16,15 +16,11 @@ uint32_t indexOf(const std::vector<uint32_t>& v, uint32_t x);
 Comm* install(std::vector<uint32_t> members, uint32_t ctxId, uint32_t lines, uint64_t base, const Comm& parent);
 Comm* installInter(std::vector<uint32_t> local, std::vector<uint32_t> remote, uint32_t ctxId, const Comm& parent);
 
-// Other creations hold ids at this rank (runtime/ids.h, IdHold).
-bool contended();
 // Lets the rank's other threads run (and the peers' creations finish) before
 // a creation agrees again: the process lock is let go for a random time that
-// doubles with each attempt (from 0 on), so that two creations that keep
-// meeting, each holding the ids the other needs, do not retry in step
-// forever (they did, at 4 ranks on 2 cores under load).
+// doubles with each attempt (from 0 on), up to 5 ms.
 void backOff(uint32_t attempt);
-// A leader's answer: no common id while some were held; agree again.
+// A leader's answer: no common id while some member lacked the turn to offer ids; agree again.
 constexpr int32_t kAgainErr = -1;
 
 // The root's bytes to every member of an intracommunicator.

@@ -30,9 +30,8 @@ struct Context {
   int sessions = 0;                        // sessions initialized and not finalized
   IdSet<kCtxIds> ctxUsed;                  // context ids this rank's communicators hold
   IdSet<segment::kMaxContexts> linesUsed;  // and their line sets (runtime/ids.h)
-  // Ids offered by blocking creations still agreeing at this rank, which
-  // other threads' creations must not offer meanwhile (MPI_THREAD_MULTIPLE).
-  IdSet<kCtxIds> ctxHeld;
+  // Which blocking creation may offer ids at this rank (MPI_THREAD_MULTIPLE; runtime/ids.h).
+  IdTurns idTurns;
   // Some rank of the job asked for MPI_THREAD_MULTIPLE: no communicator gets
   // engine lines after MPI_Init (wait/serial.h).
   bool linesOff = false;

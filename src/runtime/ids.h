@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <set>
 
 #include "segment/layout.h"
 #include "transport/group.h"
@@ -126,36 +127,68 @@ struct FreeWindow {
 };
 static_assert(sizeof(FreeWindow) == 8 + 8 * kWindowWords);
 
-// The ids one blocking creation offers, held in `held` (Context::ctxHeld)
-// until the creation has installed its communicator or given up: a creation
-// that another thread of the rank starts meanwhile (MPI_THREAD_MULTIPLE)
-// does not offer them, so two creations never pick one id at a rank.  When a
-// creation finds no common id while some member had ids held this way, the
-// shortage may pass: every member sees so alike and they agree again.
-class IdHold {
+// Whose turn it is to offer context ids at this rank, when several threads
+// of it create communicators at once (MPI_THREAD_MULTIPLE).  A blocking
+// creation agrees in attempts (runtime/comm.cc, runtime/comm_create.cc); in
+// each, only the creation that holds the rank's turn offers its free ids, so
+// two creations never pick one id at a rank, and a creation that does not
+// hold it offers none and says so (`contended`), whereupon every member sees
+// the attempt fail alike and all try again after backOff.  The turn goes to
+// the creation with the lowest key among those registered at the rank
+// (creationKey: the same on every member), and only once the rank's last
+// holder has ended its attempt.
+//
+// A creation registers only after a first attempt without the turn, which
+// every member must have reached: a creation that asked for the turn (or
+// barred others from it) while some member still worked on an earlier
+// creation could wait, holding it, for a member whose earlier creation
+// needs a turn that another creation holds while it waits in turn: a cycle.
+// Registered creations wait only for members that are all there and try
+// again at once, so each holder ends its attempt soon, the lowest key
+// registered anywhere gets the turn at each of its members within an attempt
+// or two, and the job always moves on.  (Before, a creation kept the ids it
+// had offered at each rank and tried again after a random time: four threads
+// of four ranks on 2 cores, creating communicators with MPI_Comm_dup,
+// MPI_Comm_split and MPI_Comm_create_group at once, retried for minutes in
+// about one run in 300.)
+static_assert(kCtxIds <= (1u << 16));  // (room in the keys)
+struct IdTurns {
+  std::multiset<uint64_t> running;  // the keys of the blocking creations running at this rank
+  bool held = false;
+};
+
+// The key of a creation on a parent with context id `parentCtx`: `sub` tells
+// apart the calls that may run on one parent at once (MPI_Comm_create_group's
+// tag + 1; 0 for the collective creations, which the standard has threads
+// call on a communicator one at a time).
+inline uint64_t creationKey(uint32_t parentCtx, uint32_t sub) { return (uint64_t{parentCtx} << 32) | sub; }
+
+// One creation at this rank, from its first attempt to its end.
+class IdTurn {
  public:
-  explicit IdHold(IdSet<kCtxIds>& held) : held_(held) {}
-  ~IdHold() {
-    for (size_t k = 0; k < kCtxWords; ++k) held_.w[k] &= ~mine_[k];
+  IdTurn(IdTurns& t, uint64_t key) : t_(t), key_(key) { it_ = t_.running.insert(key); }
+  ~IdTurn() {
+    give();
+    t_.running.erase(it_);
   }
-  IdHold(const IdHold&) = delete;
-  IdHold& operator=(const IdHold&) = delete;
-  // Holds the ids set in words[0, n), which stand for words first.. of the set.
-  void hold(const uint64_t* words, size_t first, size_t n) {
-    for (size_t k = 0; k < n && first + k < kCtxWords; ++k) {
-      const uint64_t add = words[k] & ~held_.w[first + k];
-      mine_[first + k] |= add;
-      held_.w[first + k] |= add;
-    }
+  IdTurn(const IdTurn&) = delete;
+  IdTurn& operator=(const IdTurn&) = delete;
+  // At the start of an attempt: whether this creation holds the turn (offers ids).
+  bool take() {
+    if (!mine_ && !t_.held && *t_.running.begin() == key_) mine_ = t_.held = true;
+    return mine_;
   }
-  // Adds to a free set (kCtxWords words) the ids this hold holds and `used` does not have.
-  void addMine(uint64_t* free, const IdSet<kCtxIds>& used) const {
-    for (size_t k = 0; k < kCtxWords; ++k) free[k] |= mine_[k] & ~used.w[k];
+  // At the end of an attempt, once the creation installed its communicator
+  // or saw the attempt fail.
+  void give() {
+    if (mine_) mine_ = t_.held = false;
   }
 
  private:
-  IdSet<kCtxIds>& held_;
-  uint64_t mine_[kCtxWords] = {};
+  IdTurns& t_;
+  uint64_t key_;
+  std::multiset<uint64_t>::iterator it_;
+  bool mine_ = false;
 };
 
 }  // namespace shmcoll::rt

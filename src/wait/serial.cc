@@ -60,6 +60,21 @@ uint32_t releaseSerial() {
   return depth;
 }
 
+uint32_t releaseSerialFor(bool changed, uint32_t* seen) {
+  if (!gSerialOn || gOwner.load(std::memory_order_relaxed) != me()) return 0;
+  const uint32_t depth = gDepth;
+  gDepth = 0;
+  gOwner.store(nullptr, std::memory_order_relaxed);
+  gMutex.unlock();
+  // (a caller about to sleep counted itself: only other sleepers need the wake-up)
+  if (changed && gSerialSelf && gLocalSleepers.load(std::memory_order_acquire) > (seen ? 1u : 0u)) {
+    const uint32_t before = gSerialSelf->wake.fetch_add(1, std::memory_order_release);
+    futexWakeAll(&gSerialSelf->wake);
+    if (seen && before == *seen) *seen = before + 1;
+  }
+  return depth;
+}
+
 void yieldSerial() {
   const uint32_t depth = releaseSerial();
   yieldCpu();

@@ -49,6 +49,17 @@ void leaveSerial();
 // returns the depth, which reacquireSerial() restores.  0 when this thread
 // does not hold it (then both do nothing).
 uint32_t releaseSerial();
+// releaseSerial() for waitSerial (wait/wait.h), which wakes the rank's
+// sleeping threads only when `changed`: when what this thread did under the
+// lock since it last let it go may be what they wait for (a progress step
+// that did something, or whatever the caller did before it began to wait).
+// A waiter that lets the lock go every few pauses or yields would otherwise
+// wake every sleeping thread of its rank each time, and they would wake each
+// other in turn, all burning the cores their peers need.  `seen`, for a
+// caller about to sleep: its look at the wake word, taken before it counted
+// itself among the sleepers; when the wake-up this call makes is the only
+// change since, *seen moves past it, so the caller does not wake itself.
+uint32_t releaseSerialFor(bool changed, uint32_t* seen);
 void reacquireSerial(uint32_t depth);
 // sched_yield(), with the lock let go meanwhile when this thread holds it.
 void yieldSerial();

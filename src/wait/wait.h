@@ -138,11 +138,16 @@ int waitSerial(segment::RankCtl* self, Cond&& cond) {
   // the lock is taken again at the end of every round to test the condition)
   const uint32_t spinRounds = p.spins / 8, yieldRounds = p.yields;
   long sleepNs = p.sleepNs;
+  // Whether this thread may have changed what the rank's other threads wait
+  // for since it last let the lock go (releaseSerialFor): at first, by what
+  // the caller did before it waited; later, by a progress step that did something.
+  bool changed = true;
   for (uint32_t round = 0;; ++round) {
-    runProgressHook();
+    changed |= runProgressHook();
     if (cond()) return 0;
     if (round < spinRounds + yieldRounds) {
-      const uint32_t depth = releaseSerial();
+      const uint32_t depth = releaseSerialFor(changed, nullptr);
+      changed = false;
       if (round < spinRounds) {
         for (int i = 0; i < 8; ++i) __builtin_ia32_pause();
       } else {
@@ -151,15 +156,17 @@ int waitSerial(segment::RankCtl* self, Cond&& cond) {
       reacquireSerial(depth);
       continue;
     }
-    const uint32_t seen = self->wake.load(std::memory_order_acquire);
+    uint32_t seen = self->wake.load(std::memory_order_acquire);
     gLocalSleepers.fetch_add(1, std::memory_order_seq_cst);
     self->sleeping.fetch_add(1, std::memory_order_relaxed);
     sleepFence();
     const bool progressed = runProgressHook();
+    changed |= progressed;
     const bool met = !progressed && cond();
     if (!progressed && !met) {
       if (gCrowd.sleepers) gCrowd.sleepers->fetch_add(1, std::memory_order_relaxed);
-      const uint32_t depth = releaseSerial();
+      const uint32_t depth = releaseSerialFor(changed, &seen);
+      changed = false;
       futexWait(&self->wake, seen, sleepNs);
       reacquireSerial(depth);
       if (sleepNs < kMaxSleepNs) sleepNs = std::min(2 * sleepNs, kMaxSleepNs);

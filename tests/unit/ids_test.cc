@@ -1,5 +1,7 @@
 // FreeWindow (runtime/ids.h): the compact offer of free context ids must pick
-// exactly the id the whole free sets would, or say that it cannot.
+// exactly the id the whole free sets would, or say that it cannot.  IdTurn:
+// one creation at a time holds a rank's turn to offer ids, the lowest key
+// registered first.
 #include "runtime/ids.h"
 
 #include <gtest/gtest.h>
@@ -101,6 +103,48 @@ TEST(FreeWindow, RandomSetsNeverDecideWrongly) {
     decided += decideAndCheck(sets, &id);
   }
   EXPECT_GT(decided, 0);
+}
+
+// The turn goes to the lowest key registered, only when nobody holds it, and
+// back when its holder gives it or ends; keys registered later and lower
+// take precedence over those waiting.
+TEST(IdTurn, LowestRegisteredKeyTakesTheTurnWhenItIsFree) {
+  IdTurns turns;
+  {
+    IdTurn dup(turns, creationKey(7, 0));
+    EXPECT_TRUE(dup.take());  // alone: it holds the turn
+    EXPECT_TRUE(dup.take());  // (asked again within the attempt)
+    IdTurn group(turns, creationKey(3, 1 + 5));
+    EXPECT_FALSE(group.take()) << "the turn is held by another creation";
+    dup.give();
+    EXPECT_FALSE(dup.take()) << "a lower key is registered: the turn waits for it";
+    EXPECT_TRUE(group.take());
+    {
+      IdTurn lower(turns, creationKey(2, 0));
+      EXPECT_FALSE(lower.take()) << "held: even the lowest key waits for the holder's attempt to end";
+      group.give();
+      EXPECT_FALSE(dup.take());
+      EXPECT_TRUE(lower.take());
+    }  // (ends holding it: gives it back)
+    EXPECT_FALSE(dup.take());
+    EXPECT_TRUE(group.take());
+  }
+  EXPECT_TRUE(turns.running.empty());
+  EXPECT_FALSE(turns.held);
+  IdTurn next(turns, creationKey(9, 0));
+  EXPECT_TRUE(next.take());
+}
+
+// Two creations of one key (an intercommunicator's on both sides of the
+// same ranks is the nearest case): one holds the turn at a time.
+TEST(IdTurn, EqualKeysTakeTurns) {
+  IdTurns turns;
+  IdTurn a(turns, creationKey(4, 0)), b(turns, creationKey(4, 0));
+  EXPECT_TRUE(a.take());
+  EXPECT_FALSE(b.take());
+  a.give();
+  EXPECT_TRUE(b.take());
+  EXPECT_FALSE(a.take());
 }
 
 }  // namespace

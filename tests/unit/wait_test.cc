@@ -120,6 +120,37 @@ TEST_F(WaitTest, AConditionIsNotAskedAgainOnceItHeld) {
   gProgressHook = savedHook;
 }
 
+// At MPI_THREAD_MULTIPLE a waiter about to sleep counts itself among its
+// rank's sleepers and lets the process lock go, which wakes the rank's
+// sleepers when it may have changed what they wait for.  It must not count
+// as one of them: it woke itself, its futex wait returned at once, and it
+// looped without sleeping (two such threads took both cores of the machine
+// and the job crawled).  With a first futex time-out of 5 ms, doubling, a
+// waiter that sleeps asks its condition a few times in 80 ms; one that wakes
+// itself asks it thousands of times.
+TEST_F(WaitTest, ASerialWaiterDoesNotWakeItself) {
+  const ProgressHook savedHook = gProgressHook;
+  gProgressHook = nullptr;
+  use(0, 0, 5000000, 0, 1, 1);  // no spins, no yields: straight to the sleep
+  gSerialOn = true;
+  gSerialSelf = &self_;
+  enterSerial();
+  const auto end = Clock::now() + std::chrono::milliseconds(80);
+  int calls = 0;
+  const int rc = waitUntil(&self_, [&] {
+    ++calls;
+    return Clock::now() > end;
+  });
+  leaveSerial();
+  gSerialOn = false;
+  gSerialSelf = nullptr;
+  gProgressHook = savedHook;
+  EXPECT_EQ(rc, 0);
+  EXPECT_LT(calls, 200) << "the waiter did not sleep between its looks";
+  EXPECT_EQ(gLocalSleepers.load(), 0u);
+  EXPECT_EQ(self_.sleeping.load(), 0u);
+}
+
 TEST_F(WaitTest, StreamWaitSpinsWhileTheAwakeRanksFitTheCores) {
   // 4 ranks, 2 cores, 2 asleep: the 2 awake fit, so the wait spins (budget
   // 4 s) and sees a change nobody wakes it for.  Had it slept, only the
