@@ -49,10 +49,10 @@
 // A rooted collective's senders can do better, because they wait for nobody:
 // the root of an MPI_Bcast, the other ranks of an MPI_Gather(v) or
 // MPI_Reduce (transport::Pairs::ahead).  Such a rank, when it writes one lane
-// of at most 4 KiB (1008 bytes where ranks do not outnumber cores:
-// InlineGate::ahead), writes it into lane seq % 64 of its ring
-// (segment::aheadArea), which it may rewrite once that lane's readers have
-// finished call seq - 64 (the claim, as for an area).  MPI_Scatter's root
+// of at most 4 KiB (and SHMCOLL_INLINE_MAX: InlineGate::ahead), writes it
+// into lane seq % 64 of its ring (segment::aheadArea), which it may rewrite
+// once that lane's readers have finished call seq - 64 (the claim, as for
+// an area).  MPI_Scatter's root
 // writes a lane to each of up to 68 readers: it splits the ring lane's 68
 // lines among them (Pairs::aheadSplit, segment::aheadSplitBytes: 34 lines
 // each for 2 readers, 22 for 3, 17 for 4, ..., 1 for 35 to 68) when every

@@ -346,15 +346,17 @@ void fillInlineGate(Team& team, Op op) {
   g.pulls = ch.pull != PullPolicy::kOff;
   const bool rooted = op == Op::kBcast || op == Op::kGather || op == Op::kGatherv || op == Op::kReduce ||
                       op == Op::kScatter || op == Op::kScatterv;
-  // The ring's lanes hold 4 KiB blocks, which they take where ranks outnumber
-  // cores: a sender that runs ahead lets its readers take many calls in one
-  // time slice (3 and 4 ranks on 2 cores, bcast, gather and reduce of 1-4
-  // KiB: 2-8 times faster than through the two areas).  With a core each,
-  // blocks past 1 KiB were slower in the ring (2 ranks on 2 cores, bcast 1
-  // KiB 0.45 -> 0.65 us, 4 KiB 1.3 -> 1.9): there it takes what fits 1 KiB.
-  const uint64_t ring = wait::gCrowd.sleepers ? segment::kAheadLaneBytes : kAheadLaneUncrowded;
+  // The ring's lanes hold 4 KiB blocks: a sender that runs ahead lets its
+  // readers take many calls in one time slice where ranks outnumber cores (3
+  // and 4 ranks on 2 cores, bcast, gather and reduce of 1-4 KiB: 2-8 times
+  // faster than through the two areas), and with a core each it keeps the
+  // sender from waiting for its reader's acknowledgement every other call
+  // (2 ranks on 2 cores of an Intel Xeon, back to back, 2-4 KiB: bcast,
+  // gather, scatter and reduce twice as fast).  (An AMD VM had once given
+  // the opposite with a core each, bcast 1 KiB 0.45 -> 0.65 us, and the ring
+  // then took 1 KiB there: docs/PERFORMANCE.md.)
   g.ahead = g.open && rooted && settings::flag(settings::Id::kRunAhead)
-                ? std::min<uint64_t>(g.cap[1], segment::laneInlineCapacity(ring))
+                ? std::min<uint64_t>(g.cap[1], segment::laneInlineCapacity(segment::kAheadLaneBytes))
                 : 0;
   g.verbose = ch.verbose != 0;
   g.filled = true;

@@ -154,9 +154,6 @@ constexpr uint64_t kReduceRootSmall = uint64_t{1} << 20;
 constexpr uint64_t kAllreduceSmall = uint64_t{256} << 10;
 // ... and with more ranks than cores in the job, the bytes of one input.
 constexpr uint64_t kReduceRootCrowded = uint64_t{256} << 10;
-// The part of a broadcast ring lane a sender uses where ranks do not
-// outnumber cores (registry.cc, fillInlineGate): blocks up to 1008 bytes.
-constexpr uint64_t kAheadLaneUncrowded = 1024;
 
 // The thresholds of `op` on `team` (coll/team.h), looked up on first use.
 void fillThresholds(Team& team, Op op);

@@ -5,7 +5,7 @@
  *
  * In shmcoll a rank that writes one small lane in a rooted collective (the
  * root of a broadcast, every other rank of a gather or reduce; at most 4336
- * bytes where ranks outnumber cores and 1008 where they do not, and at most
+ * bytes, and at most
  * SHMCOLL_INLINE_MAX, 4 KiB up to 2 ranks a core) writes it into one of 64
  * lanes of its ring in turn, so it may return from up to 64 calls before its
  * reader has read the first; a lane is reused once every reader has finished
