@@ -118,17 +118,9 @@ int agreeOnce(Comm& parent, int color, int key, std::vector<Proposal>* all, uint
 // installs the communicator before it waits for anything else.
 int agree(Comm& parent, int color, int key, std::vector<Proposal>* all, uint32_t* ctxId, uint32_t* lines,
           uint64_t* base) {
-  bool retry;
-  // (At MPI_THREAD_MULTIPLE: a first attempt without the turn, so that every
-  // member is here before any asks for it; runtime/ids.h says why.)
-  if (wait::gSerialOn) SHMCOLL_CHECK(agreeOnce(parent, color, key, all, ctxId, lines, base, false, &retry));
-  IdTurn turn(ctx().idTurns, creationKey(parent.team.ctxId, 0));
-  for (uint32_t attempt = 0;;) {
-    SHMCOLL_CHECK(agreeOnce(parent, color, key, all, ctxId, lines, base, turn.take(), &retry));
-    if (!retry) return kOk;  // (the caller installs before it lets the lock go: the turn may end here)
-    turn.give();
-    backOff(attempt++);
-  }
+  return inTurns(
+      [&](bool turn, bool* again) { return agreeOnce(parent, color, key, all, ctxId, lines, base, turn, again); },
+      [&] { return creationKey(parent.team.ctxId, 0); });
 }
 
 void dropComm(Comm* c) {

@@ -99,18 +99,8 @@ int createGroupOnce(Comm& parent, const Group& g, int tag, bool turn, bool* agai
 
 int createGroupComm(Comm& parent, const Group& g, int tag, Comm** out) {
   *out = nullptr;
-  bool again = false;
-  // (At MPI_THREAD_MULTIPLE: a first attempt without the turn, so that every
-  // member is here before any asks for it; runtime/ids.h says why.)
-  if (wait::gSerialOn) SHMCOLL_CHECK(createGroupOnce(parent, g, tag, false, &again, out));
-  IdTurn turn(ctx().idTurns, creationKey(parent.team.ctxId, static_cast<uint32_t>(tag) + 1));
-  for (uint32_t attempt = 0;;) {
-    again = false;
-    SHMCOLL_CHECK(createGroupOnce(parent, g, tag, turn.take(), &again, out));
-    if (!again) return kOk;
-    turn.give();
-    backOff(attempt++);
-  }
+  return inTurns([&](bool turn, bool* again) { return createGroupOnce(parent, g, tag, turn, again, out); },
+                 [&] { return creationKey(parent.team.ctxId, static_cast<uint32_t>(tag) + 1); });
 }
 
 namespace {
@@ -243,24 +233,14 @@ int createIntercommOnce(Comm& local, uint32_t localLeader, Comm* peer, int remot
 
 int createIntercomm(Comm& local, uint32_t localLeader, Comm* peer, int remoteLeader, int tag, Comm** out) {
   *out = nullptr;
-  bool again = false;
+  // (The first attempt tells each member the other group's local
+  // communicator: the key, the same on every member, is made of both.)
   uint32_t remoteCtx = 0;
-  // (At MPI_THREAD_MULTIPLE: a first attempt without the turn, so that every
-  // member of both groups is here before any asks for it, and which tells
-  // each member the other group's local communicator: the key, the same on
-  // every member, is made of both groups' context ids; runtime/ids.h.)
-  if (wait::gSerialOn)
-    SHMCOLL_CHECK(createIntercommOnce(local, localLeader, peer, remoteLeader, tag, false, &remoteCtx, &again, out));
-  const uint32_t lo = std::min(local.team.ctxId, remoteCtx), hi = std::max(local.team.ctxId, remoteCtx);
-  IdTurn turn(ctx().idTurns, (uint64_t{1} << 63) | (uint64_t{lo} << 40) | (uint64_t{hi} << 8));
-  for (uint32_t attempt = 0;;) {
-    again = false;
-    SHMCOLL_CHECK(
-        createIntercommOnce(local, localLeader, peer, remoteLeader, tag, turn.take(), &remoteCtx, &again, out));
-    if (!again) return kOk;
-    turn.give();
-    backOff(attempt++);
-  }
+  return inTurns(
+      [&](bool turn, bool* again) {
+        return createIntercommOnce(local, localLeader, peer, remoteLeader, tag, turn, &remoteCtx, again, out);
+      },
+      [&] { return intercommKey(local.team.ctxId, remoteCtx); });
 }
 
 }  // namespace shmcoll::rt

@@ -5,7 +5,11 @@
 #include <vector>
 
 #include "coll/coll.h"
+#include "common/status.h"
 #include "runtime/comm.h"
+#include "runtime/context.h"
+#include "runtime/ids.h"
+#include "wait/serial.h"
 
 namespace shmcoll::rt {
 
@@ -20,6 +24,28 @@ Comm* installInter(std::vector<uint32_t> local, std::vector<uint32_t> remote, ui
 // a creation agrees again: the process lock is let go for a random time that
 // doubles with each attempt (from 0 on), up to 5 ms.
 void backOff(uint32_t attempt);
+
+// Runs a blocking creation's attempts (runtime/ids.h, IdTurn): once(turn,
+// &again) is one attempt, which offers ids only when `turn` and sets again
+// when every member must try once more.  At MPI_THREAD_MULTIPLE a first
+// attempt without the turn brings every member here; then the creation
+// registers under key() (which may use what that attempt learnt) and tries
+// until an attempt settles it, giving the turn back before each backOff.
+// The turn ends when this returns: the caller installs what the last attempt
+// agreed before it lets the process lock go.
+template <class Once, class Key>
+int inTurns(Once&& once, Key&& key) {
+  bool again = false;
+  if (wait::gSerialOn) SHMCOLL_CHECK(once(false, &again));
+  IdTurn turn(ctx().idTurns, key());
+  for (uint32_t attempt = 0;;) {
+    again = false;
+    SHMCOLL_CHECK(once(turn.take(), &again));
+    if (!again) return kOk;
+    turn.give();
+    backOff(attempt++);
+  }
+}
 // A leader's answer: no common id while some member lacked the turn to offer ids; agree again.
 constexpr int32_t kAgainErr = -1;
 

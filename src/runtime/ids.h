@@ -162,6 +162,11 @@ struct IdTurns {
 // tag + 1; 0 for the collective creations, which the standard has threads
 // call on a communicator one at a time).
 inline uint64_t creationKey(uint32_t parentCtx, uint32_t sub) { return (uint64_t{parentCtx} << 32) | sub; }
+// MPI_Intercomm_create's, from both groups' local communicators (the same on
+// both sides), after every other creation's.
+inline uint64_t intercommKey(uint32_t ctxA, uint32_t ctxB) {
+  return (uint64_t{1} << 63) | (uint64_t{std::min(ctxA, ctxB)} << 40) | (uint64_t{std::max(ctxA, ctxB)} << 8);
+}
 
 // One creation at this rank, from its first attempt to its end.
 class IdTurn {

@@ -24,11 +24,14 @@ const void* me() {
 }
 
 // After the lock was released: wakes this rank's sleeping threads, whose
-// condition the critical section just left may have made true.
-void wakeLocalSleepers() {
-  if (gLocalSleepers.load(std::memory_order_acquire) == 0 || !gSerialSelf) return;
-  gSerialSelf->wake.fetch_add(1, std::memory_order_release);
+// condition the critical section just left may have made true.  `seen`
+// (releaseSerialFor): the caller counted itself among them and is about to
+// sleep; only the others need the wake-up, and *seen moves past this one.
+void wakeLocalSleepers(uint32_t* seen = nullptr) {
+  if (!gSerialSelf || gLocalSleepers.load(std::memory_order_acquire) <= (seen ? 1u : 0u)) return;
+  const uint32_t before = gSerialSelf->wake.fetch_add(1, std::memory_order_release);
   futexWakeAll(&gSerialSelf->wake);
+  if (seen && before == *seen) *seen = before + 1;
 }
 
 }  // namespace
@@ -50,15 +53,7 @@ void leaveSerial() {
   wakeLocalSleepers();
 }
 
-uint32_t releaseSerial() {
-  if (!gSerialOn || gOwner.load(std::memory_order_relaxed) != me()) return 0;
-  const uint32_t depth = gDepth;
-  gDepth = 0;
-  gOwner.store(nullptr, std::memory_order_relaxed);
-  gMutex.unlock();
-  wakeLocalSleepers();
-  return depth;
-}
+uint32_t releaseSerial() { return releaseSerialFor(true, nullptr); }
 
 uint32_t releaseSerialFor(bool changed, uint32_t* seen) {
   if (!gSerialOn || gOwner.load(std::memory_order_relaxed) != me()) return 0;
@@ -66,12 +61,7 @@ uint32_t releaseSerialFor(bool changed, uint32_t* seen) {
   gDepth = 0;
   gOwner.store(nullptr, std::memory_order_relaxed);
   gMutex.unlock();
-  // (a caller about to sleep counted itself: only other sleepers need the wake-up)
-  if (changed && gSerialSelf && gLocalSleepers.load(std::memory_order_acquire) > (seen ? 1u : 0u)) {
-    const uint32_t before = gSerialSelf->wake.fetch_add(1, std::memory_order_release);
-    futexWakeAll(&gSerialSelf->wake);
-    if (seen && before == *seen) *seen = before + 1;
-  }
+  if (changed) wakeLocalSleepers(seen);
   return depth;
 }
 
