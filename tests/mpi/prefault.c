@@ -27,6 +27,22 @@
 #define FAULTS_ALLOWED 16 /* the four loops' own, of any kind; unprepared rings take 64 or more */
 #define G 64              /* guard bytes on each side of a receive buffer */
 
+/* AddressSanitizer's runtime takes page faults of its own as a program runs
+ * (its allocator's free lists, its record of allocation stacks, the shadow of
+ * memory first touched): 14 to 49 per rank in these loops on 2 cores, against
+ * 1 to 4 without it.  Under it the count is reported, not bounded; results
+ * and guard bytes are checked all the same. */
+#if defined(__SANITIZE_ADDRESS__)
+#define BOUND_FAULTS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BOUND_FAULTS 0
+#endif
+#endif
+#ifndef BOUND_FAULTS
+#define BOUND_FAULTS 1
+#endif
+
 static long minor_faults(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -43,10 +59,13 @@ static void check_bytes(const unsigned char *buf, const void *want, size_t len, 
   if (memcmp(buf + G, want, len)) tu_fail("%s call %d: wrong result", what, call);
 }
 
-/* One call of each rooted collective from `root`, checked. */
-static void one_round(int call, int root, unsigned char *rb, size_t rbytes) {
+/* One call of each rooted collective from `root`, checked; `all` holds tu_size
+ * values.  Nothing is allocated here: the loops count page faults, and a
+ * malloc per call takes fresh pages where the allocator recycles memory late
+ * (AddressSanitizer's quarantine). */
+static void one_round(int call, int root, unsigned char *rb, size_t rbytes, long long *all) {
   const int n = tu_size, me = tu_rank;
-  long long v, want, *all = (long long *)tu_malloc(sizeof(long long) * n);
+  long long v, want;
 
   memset(rb, 0x5a, rbytes);
   v = value(call, root);
@@ -76,7 +95,6 @@ static void one_round(int call, int root, unsigned char *rb, size_t rbytes) {
   for (int r = 0; r < n; ++r) all[r] = value(call + 1, r) ^ root;
   TU_CALL(MPI_Scatter(all, 1, MPI_LONG_LONG, rb + G, 1, MPI_LONG_LONG, root, MPI_COMM_WORLD));
   check_bytes(rb, &all[me], sizeof(long long), "MPI_Scatter", call);
-  free(all);
 }
 
 int main(int argc, char **argv) {
@@ -84,21 +102,23 @@ int main(int argc, char **argv) {
   const int rotate = tu_arg_flag(argc, argv, "rotate");
   const size_t rbytes = 2 * G + sizeof(long long) * (size_t)tu_size;
   unsigned char *rb = (unsigned char *)tu_malloc(rbytes);
+  long long *all = (long long *)tu_malloc(sizeof(long long) * (size_t)tu_size);
 
   const int warm = rotate ? tu_size : 1;
-  for (int c = 0; c < warm; ++c) one_round(c, c % tu_size, rb, rbytes);
+  for (int c = 0; c < warm; ++c) one_round(c, c % tu_size, rb, rbytes, all);
   long before = minor_faults();
   /* With rotation each root takes CALLS calls, so every ring lane of every root is used. */
   const int calls = rotate ? CALLS * tu_size : CALLS;
-  for (int c = 0; c < calls; ++c) one_round(warm + c, rotate ? c % tu_size : 0, rb, rbytes);
+  for (int c = 0; c < calls; ++c) one_round(warm + c, rotate ? c % tu_size : 0, rb, rbytes, all);
   long faults = minor_faults() - before;
-  if (faults > FAULTS_ALLOWED)
+  if (BOUND_FAULTS && faults > FAULTS_ALLOWED)
     tu_fail("%ld minor page faults in %d calls each of MPI_Bcast, MPI_Reduce, MPI_Gather and MPI_Scatter "
             "(at most %d allowed): MPI_Init left the broadcast rings unmapped",
             faults, calls, FAULTS_ALLOWED);
   tu_ncases += 4L * calls;
   free(rb);
+  free(all);
   char extra[64];
-  snprintf(extra, sizeof extra, "faults=%ld", faults);
+  snprintf(extra, sizeof extra, "faults=%ld%s", faults, BOUND_FAULTS ? "" : " (not bounded under AddressSanitizer)");
   return tu_finish(extra);
 }
