@@ -67,6 +67,15 @@
 // with two areas to 3-4.5 with a ring of 16 lanes and 1.1-1.3 with 64; 32
 // lanes gave 1.7-3.8, 128 gave 2.3-2.4: docs/PERFORMANCE.md).
 //
+// The wide slots.  Such a sender whose block is too large for a ring lane
+// but still goes inline (InlineGate::aheadWide: private memory up to 12 KiB)
+// writes it into its next wide slot (segment::kWideSlots, taken in turn and
+// claimed like an area), in the lane format, and puts in the call's ring
+// lane only a header of kind kLaneInline | kLaneWide naming the slot
+// (putAny); readers look in the ring lane as before and follow the header
+// (transport::inlineSource).  A scatter's root splits a slot among up to 3
+// readers as it splits a ring lane (segment::wideSplitBytes).
+//
 // Chosen (registered as "inline") whenever every block this rank sends fits
 // (SHMCOLL_INLINE_MAX, capped by the lane; 4 KiB by default up to 2 ranks a
 // core: coll/registry.cc), on intracommunicators, in blocking
@@ -119,6 +128,9 @@ struct InlineRun {
   uint32_t sends = 0;                        // lanes this rank writes (a broadcast's: 0 or its readers)
   bool ahead = false;                        // this rank writes its lanes into its ring
   uint64_t ringStride = 0;                   // ... split among its readers (Pairs::aheadSplit), this far apart
+  char* wide = nullptr;                      // ... their payloads in this wide slot (else null)
+  uint64_t wideAt = 0;                       // ... at this offset from the first wide slot
+  uint64_t wideStride = 0;                   // ... split among the readers, this far apart
   // This rank's lane to group rank p.
   char* laneTo(uint32_t p, uint32_t me) const {
     return ahead ? mine + segment::aheadPieceOffset(me, p, ringStride) : mine + p * laneBytes;
@@ -162,19 +174,25 @@ int inlineBegin(Team& team, const A& a, const InlineGate& g, InlineRun* r) {
   r->tag = segment::laneTag(r->seq, team.lines);
   r->area = static_cast<uint32_t>(r->seq & 1);
   r->laneBytes = a.broadcast ? seg.laneAreaBytes() : g.laneBytes;
+  bool wide = false;          // (the wide slots: segment::kWideSlots)
   if (a.ahead && aheadCap) {  // (the broadcast ring, above)
     if (a.aheadSplit) {
       // A lane to each other member (the root; the others send nothing), each
-      // fitting its piece of the ring lane.
+      // fitting its piece of the ring lane, or of a wide slot.
       const uint64_t piece = segment::aheadSplitBytes(n - 1);
-      const uint64_t cap = std::min(aheadCap, segment::laneInlineCapacity(piece));
       uint32_t count = 0;
-      const bool fits = piece && !transport::forSends(a, n, team.rank, [&](uint32_t p) {
-                          ++count;
-                          return a.sendsParts(p) || a.send(p).bytes() > cap ? 1 : 0;
-                        });
-      r->ahead = fits && count == n - 1;
-      r->ringStride = r->ahead ? piece : 0;
+      uint64_t most = 0;
+      const bool parts = piece && transport::forSends(a, n, team.rank, [&](uint32_t p) {
+                           ++count;
+                           most = std::max(most, a.send(p).bytes());
+                           return a.sendsParts(p) ? 1 : 0;
+                         });
+      const bool each = piece && !parts && count == n - 1;
+      const uint64_t widePiece = segment::wideSplitBytes(n - 1);
+      r->ahead = each && most <= std::min(aheadCap, segment::laneInlineCapacity(piece));
+      wide = each && !r->ahead && most <= std::min(g.aheadWide, segment::laneInlineCapacity(widePiece));
+      r->ringStride = r->ahead || wide ? piece : 0;
+      r->wideStride = wide ? widePiece : 0;
     } else {
       // One lane to write (a broadcast's, or a lane to one peer) that fits.
       uint32_t to = 0, count = 0;
@@ -182,12 +200,16 @@ int inlineBegin(Team& team, const A& a, const InlineGate& g, InlineRun* r) {
         to = p;
         return ++count > 1 ? 1 : 0;
       });
-      const bool one = count == 1 || (a.broadcast && count > 0);
-      r->ahead = one && !a.sendsParts(to) && a.send(to).bytes() <= aheadCap;
+      const bool one = (count == 1 || (a.broadcast && count > 0)) && !a.sendsParts(to);
+      const uint64_t bytes = one ? a.send(to).bytes() : UINT64_MAX;
+      r->ahead = bytes <= aheadCap;
+      wide = !r->ahead && bytes <= g.aheadWide;
     }
+    r->ahead = r->ahead || wide;
     if (r->ahead) r->area = segment::aheadArea(r->seq);
   }
-  r->mine = transport::laneArea(transport::world().rank, r->area);
+  const uint32_t self = transport::world().rank;
+  r->mine = transport::laneArea(self, r->area);
   // The area is free once every reader of its previous use finished that
   // operation (usually known from the lanes read since).
   SHMCOLL_CHECK(lanes.claim(r->area, team.lines, r->seq));
@@ -197,6 +219,13 @@ int inlineBegin(Team& team, const A& a, const InlineGate& g, InlineRun* r) {
     ++r->sends;
     return 0;
   });
+  if (wide) {  // (the next wide slot, taken in turn; the same readers)
+    const uint32_t w = lanes.nextWide++ % segment::kWideSlots;
+    SHMCOLL_CHECK(lanes.claim(segment::kWideArea0 + w, team.lines, r->seq));
+    lanes.readers(segment::kWideArea0 + w) = readers;
+    r->wide = transport::laneArea(self, segment::kWideArea0 + w);
+    r->wideAt = uint64_t{w} * segment::kWideBytes;
+  }
   return 0;
 }
 
@@ -302,6 +331,23 @@ inline void putLane(InlineRun& r, char* lane, const Block& b) {
   r.lastBytes = bytes;
 }
 
+// The lane to group rank p (or the broadcast's, p unused) at `lane`: with a
+// wide slot (InlineRun::wide), the payload in the lane format in p's piece of
+// the slot, then a header that names it in `lane`, its tag stored last.
+inline void putAny(InlineRun& r, char* lane, uint32_t p, uint32_t me, const Block& b) {
+  if (!r.wide) [[likely]] {
+    putLane(r, lane, b);
+    return;
+  }
+  const uint64_t at = r.wideStride ? segment::aheadPieceOffset(me, p, r.wideStride) : 0;
+  putLane(r, r.wide + at, b);
+  auto* h = reinterpret_cast<segment::LaneHeader*>(lane);
+  const uint64_t where = r.wideAt + at;
+  h->bytes = b.bytes() | segment::kLaneInline | segment::kLaneWide;
+  std::memcpy(transport::laneBody(h), &where, sizeof where);
+  h->tag.store(r.tag, std::memory_order_release);
+}
+
 // A pair with several parts (transport::Pairs::multiPart): end to end, the
 // lane of one block of their total size.
 inline void putParts(InlineRun& r, char* lane, const transport::Pairs& a, uint32_t p) {
@@ -342,7 +388,7 @@ int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* la
   if (bytes != want) [[unlikely]]
     inlineMismatch(r, q, bytes, want);
   const uint64_t use = std::min(bytes, want);
-  const char* l = reinterpret_cast<const char*>(lane);
+  const char* l = transport::inlineSource(lane, t.members[q]);  // (the lane, or the wide slot it names)
   if (segment::laneStamped(bytes))
     SHMCOLL_CHECK(
         wait::waitUntil(transport::world().self(), [&] { return transport::inlineArrived(l, bytes, r.tag); }));
@@ -396,13 +442,13 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   InlineRun r;
   SHMCOLL_CHECK(inlineBegin(team, a, g, &r));
   if (a.broadcast) {
-    if (r.sends) detail::putLane(r, r.mine, a.send(0));  // (an MPI_Bcast's readers write nothing)
+    if (r.sends) detail::putAny(r, r.mine, 0, me, a.send(0));  // (an MPI_Bcast's readers write nothing)
   } else {
     transport::forSends(a, n, me, [&](uint32_t p) {
       if (a.sendsParts(p)) [[unlikely]]
         detail::putParts(r, r.laneTo(p, me), a, p);
       else
-        detail::putLane(r, r.laneTo(p, me), a.send(p));
+        detail::putAny(r, r.laneTo(p, me), p, me, a.send(p));
       return 0;
     });
   }

@@ -98,6 +98,7 @@ struct InlineGate {
   uint64_t cmaMin = 0;  // the operation's (Thresholds::cmaMin)
   bool pulls = false;   // blocks may be pulled at all (SHMCOLL_PULL is not off)
   uint64_t ahead = 0;      // the largest block a rooted collective's sender puts in its ring (0: none)
+  uint64_t aheadWide = 0;  // ... in its wide slots, naming them in its ring (0: none)
   uint64_t laneBytes = 0;  // a lane per reader: its size on this team (segment::View::laneBytes)
 };
 

@@ -28,7 +28,8 @@ Layout computeLayout(uint32_t nranks, size_t slotBytes, size_t heapBytes) {
   l.ctxOffset = kRankCtlBytes;
   l.laneOffset = l.ctxOffset + uint64_t{kMaxContexts} * kCtxBytes;
   l.laneStride = roundUp(std::max<uint64_t>(kMinLaneArea, uint64_t{nranks} * kLine), kPage);
-  l.slotOffset = l.laneOffset + 2 * l.laneStride + uint64_t{kAheadLanes} * kAheadLaneBytes;
+  l.slotOffset = l.laneOffset + 2 * l.laneStride + uint64_t{kAheadLanes} * kAheadLaneBytes +
+                 uint64_t{kWideSlots} * kWideBytes;
   l.slotStride = kSlotHeaderBytes + slotAckBytes(nranks) + l.slotBytes;
   l.p2pOffset = l.slotOffset + kNumSlots * l.slotStride;
   l.heapOffset = roundUp(l.p2pOffset + sizeof(P2pQueue) + uint64_t{kP2pCells} * kP2pCellBytes, kPage);

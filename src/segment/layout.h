@@ -12,12 +12,13 @@
 //
 // Per-rank memory (the bound the collectives issue asks us to state):
 //   kRankCtlBytes + kMaxContexts * kCtxBytes + 2 * laneArea(N)
-//   + kAheadLanes * kAheadLaneBytes + kNumSlots * (128 + slotAckBytes(N) + slotBytes)
+//   + kAheadLanes * kAheadLaneBytes + kWideSlots * kWideBytes
+//   + kNumSlots * (128 + slotAckBytes(N) + slotBytes)
 //   + 128 + kP2pCells * kP2pCellBytes
 // rounded up to 4 KiB, plus the rank's MPI_Alloc_mem heap (default 2 MiB),
 // where laneArea(N) = max(64 KiB, 64 N) rounded up to 4 KiB and
 // slotAckBytes(N) = N bits rounded up to 64 bytes.  With the default
-// 64 KiB slots and no heap that is 820 KiB per rank at N = 2 and at
+// 64 KiB slots and no heap that is 1012 KiB per rank at N = 2 and at
 // N = 1024.  Communicators cost nothing here beyond their line set
 // (kCtxBytes), and only kMaxContexts of them have one (runtime/ids.h).
 //
@@ -38,7 +39,7 @@
 namespace shmcoll::segment {
 
 constexpr uint64_t kMagic = 0x4c4c4f434d485301ull;  // "\x01SHMCOLL"
-constexpr uint32_t kVersion = 15;  // 15: slots alternate across operations (transport::slotOf); 14: cmaSlow; 13: ring lanes of 68 lines (12: 65; 11: 64 of 1 KiB; 10: the ring)
+constexpr uint32_t kVersion = 16;  // 16: the wide slots behind the ring; 15: slots alternate across operations (transport::slotOf); 14: cmaSlow; 13: ring lanes of 68 lines (12: 65; 11: 64 of 1 KiB; 10: the ring)
 constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxContexts = 256;           // line sets (CtxLines) per rank: communicators that have one
@@ -215,7 +216,11 @@ constexpr uint64_t kLaneInline = 1ull << 63;
 constexpr uint64_t kLanePull = 1ull << 62;  // the reader pulls the bytes from the sender's buffer
 constexpr uint64_t kLaneStream = 0;
 constexpr uint64_t kLaneParts = 1ull << 61;  // with kLanePull: a list of (address, bytes), one per part
-constexpr uint64_t kLaneKinds = kLaneInline | kLanePull | kLaneParts;
+// With kLaneInline, in a lane of the broadcast ring: the payload is not in the
+// lane but in the sender's wide slots, in the lane format, at the byte offset
+// the lane's body holds (uint64_t) from the first slot (kWideArea0).
+constexpr uint64_t kLaneWide = 1ull << 60;
+constexpr uint64_t kLaneKinds = kLaneInline | kLanePull | kLaneParts | kLaneWide;
 constexpr size_t kMinLaneArea = 64 * 1024;
 // The broadcast ring.  Behind its two lane areas a rank owns kAheadLanes
 // small lanes of kAheadLaneBytes, lane areas 2 to kAheadLanes + 1 to the
@@ -231,6 +236,24 @@ constexpr uint32_t kAheadLanes = 64;
 constexpr size_t kAheadLaneBytes = 4096 + 4 * kLine;
 constexpr uint32_t kAheadArea0 = 2;
 constexpr uint32_t aheadArea(uint64_t seq) { return kAheadArea0 + static_cast<uint32_t>(seq % kAheadLanes); }
+// The wide slots.  Behind the ring a rank owns kWideSlots slots of
+// kWideBytes, lane areas kWideArea0 to kWideArea0 + kWideSlots - 1 to the
+// code that reuses areas.  A rooted collective's sender whose block is too
+// large for a ring lane but fits a wide slot (12 KiB; split among up to 3
+// readers, as a ring lane is) writes it into the next wide slot, taken in
+// turn across calls and communicators, in the lane format, and puts in its
+// ring lane a header of kind kLaneInline | kLaneWide that says where: so it
+// may still run up to kWideSlots calls ahead of its readers, who find the
+// call where they always do (coll/exchange_inline.h, "The wide slots").
+constexpr uint32_t kWideSlots = 16;
+// (A 12 KiB block and its header line, and blocks of 6 KiB to 2 readers and 4
+// KiB to 3 with theirs: 195 lines.)
+constexpr size_t kWideBytes = 12288 + 3 * kLine;
+constexpr uint32_t kWideArea0 = kAheadArea0 + kAheadLanes;
+// A wide slot split among a sender's `readers`, as a ring lane is
+// (aheadSplitBytesOf): each one's piece, whole lines.
+constexpr uint64_t wideSplitBytes(uint32_t readers) { return readers ? kWideBytes / kLine / readers * kLine : 0; }
+static_assert(wideSplitBytes(1) == kWideBytes && wideSplitBytes(2) == 6208 && wideSplitBytes(3) == 4160);
 // A ring lane split among a sender's `readers` (MPI_Scatter's root writes a
 // block for each): reader i of them, in rank order without the sender, reads
 // at i * aheadSplitBytes(readers), whole lines each; 0 when the readers do
@@ -375,10 +398,13 @@ class View {
     return reinterpret_cast<CtxLines*>(rankArea(r) + hdr_->ctxOffset + c * kCtxBytes);
   }
   // Lane area `which` of rank r (0 or 1; from kAheadArea0, a lane of the
-  // broadcast ring), and the size of one lane for a team of n.
+  // broadcast ring; from kWideArea0, a wide slot), and the size of one lane
+  // for a team of n.
   char* laneArea(uint32_t r, uint32_t which) const {
-    const uint64_t off = which < kAheadArea0 ? which * hdr_->laneStride
-                                             : kAheadArea0 * hdr_->laneStride + (which - kAheadArea0) * kAheadLaneBytes;
+    const uint64_t off = which < kAheadArea0  ? which * hdr_->laneStride
+                         : which < kWideArea0 ? kAheadArea0 * hdr_->laneStride + (which - kAheadArea0) * kAheadLaneBytes
+                                              : kAheadArea0 * hdr_->laneStride + uint64_t{kAheadLanes} * kAheadLaneBytes +
+                                                    (which - kWideArea0) * kWideBytes;
     return rankArea(r) + hdr_->laneOffset + off;
   }
   uint64_t laneBytes(uint32_t n) const { return (hdr_->laneStride / n) & ~uint64_t{kLine - 1}; }

@@ -23,10 +23,15 @@ constinit Lanes gLanes;
 // (where a sender waited for its readers to finish its call before last).
 // Not with more ranks than cores: there a waiting sender sleeps, and every
 // call of its reader would wake it too early.
+// The wide slots are taken in turn, so the one taken kWideSlots / 2 calls
+// ago is the one half the ring away from this one.
 uint64_t Lanes::ringTarget(uint32_t area, uint64_t seq, const Use& u) const {
   constexpr uint32_t kHalf = segment::kAheadLanes / 2;
   if (area < segment::kAheadArea0 || wait::gCrowd.sleepers || seq <= kHalf) return u.seq;
-  const Use& h = use_[segment::aheadArea(seq - kHalf)];
+  const Use& h = area < segment::kWideArea0
+                     ? use_[segment::aheadArea(seq - kHalf)]
+                     : use_[segment::kWideArea0 + (area - segment::kWideArea0 + segment::kWideSlots / 2) %
+                                                      segment::kWideSlots];
   if (h.ctx != u.ctx || h.seq <= u.seq || h.readers != u.readers) return u.seq;
   return h.seq;
 }

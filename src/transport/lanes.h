@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "segment/layout.h"
+#include "transport/lane.h"
 #include "transport/world.h"
 
 namespace shmcoll::transport {
@@ -34,8 +35,8 @@ class Lanes {
     std::vector<uint32_t> readers;
   };
 
-  // Waits until lane area `area` (0 or 1, or a lane of the broadcast ring:
-  // segment::aheadArea) is free, then records its next use
+  // Waits until lane area `area` (0 or 1, a lane of the broadcast ring:
+  // segment::aheadArea, or a wide slot: kWideArea0 + i) is free, then records its next use
   // (operation `seq` on `ctx`); the caller fills readers() with who reads it.
   // Returns 0 or an error class from the wait.
   int claim(uint32_t area, uint32_t ctx, uint64_t seq) {
@@ -76,13 +77,16 @@ class Lanes {
   // Waits until world rank r has finished operation `seq` on `ctx`.
   int awaitFinished(uint32_t r, uint32_t ctx, uint64_t seq);
 
+  // The wide slot the next call that needs one takes (segment::kWideSlots, in turn).
+  uint32_t nextWide = 0;
+
   // The highest sequence number this rank used on any context (new
   // communicators start above it, so sequence numbers on a context only grow).
   uint64_t highSeq = 0;
 
  private:
   [[gnu::noinline, gnu::cold]] void sizeDone(std::vector<uint64_t>& d) const { d.assign(world().size, 0); }
-  Use use_[segment::kAheadArea0 + segment::kAheadLanes];
+  Use use_[segment::kWideArea0 + segment::kWideSlots];
   std::vector<uint64_t> done_[segment::kMaxContexts];
 };
 
@@ -95,6 +99,15 @@ inline Lanes& lanes() { return gLanes; }
 inline void release(uint32_t ctx, uint64_t seq) {
   World& w = world();
   w.seg.ctx(w.rank, ctx)->consumed.v.store(seq, std::memory_order_release);
+}
+
+// Where the payload of an inline lane that world rank `sender` wrote is, in
+// the lane format: the lane itself, or the sender's wide slot it names
+// (segment::kLaneWide).
+inline const char* inlineSource(const segment::LaneHeader* lane, uint32_t sender) {
+  if (!(lane->bytes & segment::kLaneWide)) [[likely]]
+    return reinterpret_cast<const char*>(lane);
+  return world().seg.laneArea(sender, segment::kWideArea0) + laneWord(lane);
 }
 
 // This rank's lane area `area` and one lane of it.

@@ -404,7 +404,7 @@ class Round {
           f.cursor = dt::Cursor(rb.buf, rb.count, rb.type);
         *moved = true;
         if (raw & segment::kLaneInline) {
-          readInline(reinterpret_cast<const char*>(f.lane), bytes, f.use,
+          readInline(inlineSource(f.lane, q), bytes, f.use,  // (the lane, or the wide slot it names)
                      [&](uint64_t off, const char* s, uint64_t len) { f.unpack(off, s, len); });
           return true;
         }

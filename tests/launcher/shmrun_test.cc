@@ -293,17 +293,17 @@ TEST_F(ShmrunTest, FamiliarNoOpOptionsAndDoubleDash) {
 
 TEST_F(ShmrunTest, ReportSegmentGivesTheSizes) {
   // The figures follow segment/layout.h with 64 KiB slots and the default
-  // 2 MiB heap: 820 KiB of lanes, slots, cells and control per rank, at
+  // 2 MiB heap: 1012 KiB of lanes, slots, cells and control per rank, at
   // N = 2 as at N = 64.
   Result r = run({"--report-segment", "-n", "2", "true"}, {"SHMCOLL_HUGEPAGES=off", "SHMCOLL_SLOT_BYTES=64k"});
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(r.err,
-            "shmrun: segment of 5.6 MiB for 2 ranks: 2.8 MiB per rank (820.0 KiB of lanes, slots, cells and "
+            "shmrun: segment of 6.0 MiB for 2 ranks: 3.0 MiB per rank (1012.0 KiB of lanes, slots, cells and "
             "control, 2.0 MiB of MPI_Alloc_mem heap), on /dev/shm (unlinked), 4.0 KiB pages\n");
   Result big = run({"--report-segment", "-n", "64", "true"},
                    {"SHMCOLL_HUGEPAGES=off", "SHMCOLL_SHM_BACKEND=memfd", "SHMCOLL_SLOT_BYTES=64k"});
   EXPECT_EQ(big.exitCode, 0) << big.err;
-  EXPECT_NE(big.err.find("segment of 179.3 MiB for 64 ranks: 2.8 MiB per rank (820.0 KiB of lanes, slots, cells "
+  EXPECT_NE(big.err.find("segment of 191.3 MiB for 64 ranks: 3.0 MiB per rank (1012.0 KiB of lanes, slots, cells "
                          "and control, 2.0 MiB of MPI_Alloc_mem heap), on a memfd, 4.0 KiB pages\n"),
             std::string::npos)
       << big.err;
@@ -317,13 +317,13 @@ TEST_F(ShmrunTest, ReportSegmentGivesTheSizes) {
   EXPECT_LE(slot, size_t{1} << 20);
   EXPECT_EQ(slot & (slot - 1), 0u) << slot;
   Result dflt = run({"--report-segment", "-n", "2", "true"}, {"SHMCOLL_HUGEPAGES=off", "SHMCOLL_TUNING=none"});
-  const uint64_t control = (820 << 10) + 2 * (slot - (64 << 10));
+  const uint64_t control = (1012 << 10) + 2 * (slot - (64 << 10));
   const std::string want = "(" + shmcoll::shm::humanBytes(control) + " of lanes";
   EXPECT_NE(dflt.err.find(want), std::string::npos) << want << " in: " << dflt.err;
   // Every slot size the default can take, as the report words it.
-  EXPECT_EQ(shmcoll::shm::humanBytes(820 << 10), "820.0 KiB");
-  EXPECT_EQ(shmcoll::shm::humanBytes((820 << 10) + 2 * (448 << 10)), "1.7 MiB");     // 512 KiB slots (2 MiB L2)
-  EXPECT_EQ(shmcoll::shm::humanBytes((820 << 10) + 2 * (960 << 10)), "2.7 MiB");     // 1 MiB slots
+  EXPECT_EQ(shmcoll::shm::humanBytes(1012 << 10), "1012.0 KiB");
+  EXPECT_EQ(shmcoll::shm::humanBytes((1012 << 10) + 2 * (448 << 10)), "1.9 MiB");     // 512 KiB slots (2 MiB L2)
+  EXPECT_EQ(shmcoll::shm::humanBytes((1012 << 10) + 2 * (960 << 10)), "2.9 MiB");     // 1 MiB slots
 }
 
 // ---- normal runs ---------------------------------------------------------------

@@ -9,7 +9,10 @@
  * SHMCOLL_INLINE_MAX, 4 KiB up to 2 ranks a core) writes it into one of 64
  * lanes of its ring in turn, so it may return from up to 64 calls before its
  * reader has read the first; a lane is reused once every reader has finished
- * the call that last used it.  The root of a scatter splits the 68 lines of a
+ * the call that last used it.  A larger block that still goes inline (up to
+ * 12 KiB in private memory) goes into the next of 16 wide slots, taken in
+ * turn, and the ring lane only names it; a scatter's root splits a wide slot
+ * among up to 3 readers (6192 bytes each for 2, 4144 for 3).  The root of a scatter splits the 68 lines of a
  * ring lane among its readers (up to 68 of them: 34 lines each for 2 readers,
  * 22 for 3, 17 for 4, 13 for 5, 8 for 8, 4 for 16), when every block fits its
  * piece (2160, 1392, 1072, 816, 496 or 216 bytes).  What that
@@ -23,16 +26,19 @@
  *     the four operations and over sizes at the edges of the inline lane
  *     formats and the scatter's pieces (0, 1, 48, 49, 104, 105, 160, 161,
  *     216, 217, 272, 273, 440, 441, 496, 497, 1008, 1009, 2160, 2161, 4096,
- *     4336 and 4337 bytes), while readers fall behind now and then (one rank, a different
- *     one each time, sleeps);
+ *     4336, 4337, 4144, 4145, 6192, 6193, 8192, 12288 and 12289 bytes), while
+ *     readers fall behind now and then (one rank, a different one each time,
+ *     sleeps); then from each root runs of 24 calls of one operation of
+ *     5000-12288 bytes, the reading side sleeping at the third, so the
+ *     writers reuse the wide slots (16) while it is behind;
  *  2. three communicators (MPI_COMM_WORLD, a duplicate, a split in reverse
  *     order) in a random interleaving, random operations, roots and sizes,
  *     with an MPI_Allreduce between some calls;
  *  3. a vector type with holes as a broadcast's buffer (the holes must stay
  *     untouched);
  *  4. (shmcoll only) erroneous counts, broadcast, gather and scatter: one
- *     side sends 8 bytes where the other posts 40, 1200 or 100000, or 40 or
- *     1200 where it posts 8.
+ *     side sends 8 bytes where the other posts 40, 1200, 8000 or 100000, or
+ *     40, 1200, 6000 or 8000 where it posts 8.
  *     Every rank returns; a reader gets MPI_ERR_COUNT (fewer bytes) or
  *     MPI_ERR_TRUNCATE (more), only the common bytes, and nothing else
  *     changes; then the communicator still works.
@@ -195,8 +201,9 @@ static void nap(uint64_t us) {
 
 /* 1: runs from one root at a time, readers falling behind. */
 static void runs(long iters, uint64_t seed) {
-  static const int sizes[] = {0,   1,   48,  49,   104,  105,  160,  161,  216,  217,  272, 273,
-                              440, 441, 496, 497, 1008, 1009, 2160, 2161, 4096, 4336, 4337};
+  static const int sizes[] = {0,    1,    48,   49,   104,  105,  160,  161,  216,  217,  272,   273,   440,  441,
+                              496,  497,  1008, 1009, 2160, 2161, 4096, 4336, 4337, 4144, 4145,  6192,  6193, 8192,
+                              12288, 12289};
   const int ns = (int)(sizeof sizes / sizeof sizes[0]);
   uint64_t s = seed;
   for (int root = 0; root < tu_size; ++root)
@@ -206,6 +213,23 @@ static void runs(long iters, uint64_t seed) {
       if (r % 8 == 0 && (int)((r >> 8) % (uint64_t)tu_size) == tu_rank) nap(50 + (r >> 20) % 400);
       rooted((int)((i / ns) % NOPS), MPI_COMM_WORLD, root, sizes[i % ns], tu_key(root, (int)i, (unsigned)seed), "runs",
              i);
+    }
+  /* blocks for the wide slots, 24 calls of one operation in a row, in which
+   * the side that reads (the root of a gather or reduce, a reader of a
+   * broadcast or scatter) sleeps 3 ms at the third: the writers run ahead past
+   * all the slots and must wait for it before they reuse one */
+  static const int wide[] = {5000, 8192, 12288, 6000};
+  static const int wideOps[] = {OP_BCAST, OP_GATHER, OP_SCATTER, OP_REDUCE};
+  for (int root = 0; root < tu_size; ++root)
+    for (int k = 0; k < 4; ++k) {
+      const int op = wideOps[k];
+      const int sleeper = op == OP_GATHER || op == OP_REDUCE ? root : (root + 1) % tu_size;
+      for (long i = 0; i < 24; ++i) {
+        const uint64_t r = next_rand(&s);
+        if (i == 2 && tu_rank == sleeper) nap(3000);
+        rooted(op, MPI_COMM_WORLD, root, wide[r % 4], tu_key(root, (int)(k * 24 + i), (unsigned)seed ^ 0x1234u),
+               "wide runs", k * 24 + i);
+      }
     }
 }
 
@@ -222,7 +246,9 @@ static void interleaved(long iters, uint64_t seed) {
     int n;
     TU_CALL(MPI_Comm_size(c, &n));
     const int root = (int)((r >> 4) % (uint64_t)n);
-    const int bytes = (r >> 12) % 16 == 0 ? (int)((r >> 20) % 3000) : (int)((r >> 20) % 1010);
+    const int bytes = (r >> 12) % 16 == 0   ? (int)((r >> 20) % 3000)
+                      : (r >> 12) % 16 == 1 ? (int)((r >> 20) % 13000)
+                                            : (int)((r >> 20) % 1010);
     /* (the split's halves draw the same numbers, so each half agrees on its calls) */
     rooted((int)((r >> 50) % NOPS), c, root, bytes, tu_key(root, (int)i, (unsigned)(seed + (r % 3))), "interleaved", i);
     if ((r >> 32) % 5 == 0) {
@@ -278,10 +304,9 @@ static void names_fn(int rc, const char *fn, int c) {
 static void disagree(uint64_t seed) {
   struct {
     int rootBytes, readerBytes, cls;
-  } cases[] = {{8, 600, MPI_ERR_COUNT},
-               {8, 100000, MPI_ERR_COUNT},
-               {600, 8, MPI_ERR_TRUNCATE},
-               {1200, 8, MPI_ERR_TRUNCATE}}; /* (600 fits the ring lane, 1200 does not) */
+  } cases[] = {{8, 600, MPI_ERR_COUNT},   {8, 100000, MPI_ERR_COUNT}, {600, 8, MPI_ERR_TRUNCATE},
+               {1200, 8, MPI_ERR_TRUNCATE}, {8, 8000, MPI_ERR_COUNT},   {8000, 8, MPI_ERR_TRUNCATE}};
+  /* (up to 4336 bytes fit a ring lane; 8000 goes to a wide slot) */
   for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); ++c)
     for (int root = 0; root < tu_size; ++root) {
       const int mine = tu_rank == root ? cases[c].rootBytes : cases[c].readerBytes;
@@ -311,7 +336,11 @@ static void disagree(uint64_t seed) {
   /* gather: the others send S bytes each where the root posts P per rank */
   struct {
     int sent, posted, cls;
-  } g[] = {{8, 600, MPI_ERR_COUNT}, {600, 8, MPI_ERR_TRUNCATE}, {1200, 8, MPI_ERR_TRUNCATE}};
+  } g[] = {{8, 600, MPI_ERR_COUNT},
+           {600, 8, MPI_ERR_TRUNCATE},
+           {1200, 8, MPI_ERR_TRUNCATE},
+           {8000, 8, MPI_ERR_TRUNCATE},
+           {8, 6000, MPI_ERR_COUNT}}; /* (6000 each: the root posts 16 of them in MAXB) */
   for (int c = 0; c < (int)(sizeof g / sizeof g[0]); ++c)
     for (int root = 0; root < tu_size; ++root) {
       const uint64_t key = tu_key(root, c, (unsigned)seed ^ 0x5bu);
@@ -338,10 +367,12 @@ static void disagree(uint64_t seed) {
       rooted(OP_GATHER, MPI_COMM_WORLD, root, 40, key + 3, "after gather disagree", c);
     }
   /* scatter: the root sends S bytes to each rank, the others post P (S of 8
-   * and 40 fit the pieces of the root's ring lane, 600 only with one reader) */
+   * and 40 fit the pieces of the root's ring lane, 600 only with one reader;
+   * 6000 a piece of a wide slot for up to 2 readers) */
   struct {
     int sent, posted, cls;
-  } sc[] = {{8, 600, MPI_ERR_COUNT}, {8, 40, MPI_ERR_COUNT}, {40, 8, MPI_ERR_TRUNCATE}, {600, 8, MPI_ERR_TRUNCATE}};
+  } sc[] = {{8, 600, MPI_ERR_COUNT},    {8, 40, MPI_ERR_COUNT},     {40, 8, MPI_ERR_TRUNCATE},
+            {600, 8, MPI_ERR_TRUNCATE}, {6000, 8, MPI_ERR_TRUNCATE}, {8, 6000, MPI_ERR_COUNT}};
   for (int c = 0; c < (int)(sizeof sc / sizeof sc[0]); ++c)
     for (int root = 0; root < tu_size; ++root) {
       const uint64_t key = tu_key(root, c, (unsigned)seed ^ 0x3cu);
@@ -397,7 +428,7 @@ int main(int argc, char **argv) {
 #ifdef SHMCOLL
   disagree(seed);
 #endif
-  tu_ncases = (long long)iters * tu_size + 2 * iters + iters / 4 + 8; /* parts 1-3 */
+  tu_ncases = (long long)iters * tu_size + 96L * tu_size + 2 * iters + iters / 4 + 8; /* parts 1-3 */
   free(area);
   free(want);
   return tu_finish(NULL);
