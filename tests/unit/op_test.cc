@@ -155,8 +155,8 @@ TEST_F(OpTest, EveryArithmeticKernelMatchesTheScalarDefinition) {
   checkKernel<long double>(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE");
 }
 
-// The arithmetic kernels' two builds (16-byte and, where the CPU has AVX2,
-// 32-byte vectors) give the same bytes for every kind, at every length and
+// The arithmetic kernels' three builds (16-byte and, where the CPU has AVX2
+// or AVX-512, 32- and 64-byte vectors) give the same bytes for every kind, at every length and
 // misalignment, with in and inout apart, the same, or overlapping.
 template <class T>
 void compareBuilds(const char* name) {
@@ -184,20 +184,31 @@ void compareBuilds(const char* name) {
           const void* in1 = overlap < 0 ? src.data() + guard : io1 + overlap * sizeof(T);
           const void* in2 = overlap < 0 ? src.data() + guard : io2 + overlap * sizeof(T);
           k::arithBase<T>(kind, in1, io1, n);
+          std::vector<unsigned char> c(b);  // (the third build's copy of the inputs)
+          unsigned char* io3 = c.data() + guard + mis;
+          const void* in3 = overlap < 0 ? src.data() + guard : io3 + overlap * sizeof(T);
 #if defined(__x86_64__)
           if (k::hasAvx2())
             k::arithAvx2<T>(kind, in2, io2, n);
           else
             k::arithBase<T>(kind, in2, io2, n);
+          if (k::hasAvx512())
+            k::arithAvx512<T>(kind, in3, io3, n);
+          else
+            k::arithBase<T>(kind, in3, io3, n);
 #else
           k::arithBase<T>(kind, in2, io2, n);
+          k::arithBase<T>(kind, in3, io3, n);
 #endif
           ASSERT_EQ(0, std::memcmp(a.data(), b.data(), total))
               << name << " kind " << int(kind) << " n " << n << " misalignment " << mis << " overlap " << overlap;
+          ASSERT_EQ(0, std::memcmp(a.data(), c.data(), total))
+              << name << " (64-byte build) kind " << int(kind) << " n " << n << " misalignment " << mis << " overlap "
+              << overlap;
         }
 }
 
-TEST_F(OpTest, BothVectorBuildsOfTheKernelsGiveTheSameBytes) {
+TEST_F(OpTest, EveryVectorBuildOfTheKernelsGivesTheSameBytes) {
   compareBuilds<signed char>("signed char");
   compareBuilds<unsigned short>("unsigned short");
   compareBuilds<int>("int");
