@@ -83,10 +83,11 @@ inline void readInline(const char* lane, uint64_t bytes, uint64_t use, Get&& get
 }
 
 // Whether a lane that showed `tag` carries all of its payload yet (an inline
-// payload's later lines may still be on their way).
+// payload's later lines may still be on their way; a wide slot's payload,
+// stamps and all, was written before the ring lane's tag).
 inline bool laneComplete(const LaneHeader* lane, uint64_t tag) {
   const uint64_t raw = lane->bytes;
-  return !(raw & segment::kLaneInline) ||
+  return !(raw & segment::kLaneInline) || (raw & segment::kLaneWide) ||
          inlineArrived(reinterpret_cast<const char*>(lane), raw & ~segment::kLaneKinds, tag);
 }
 

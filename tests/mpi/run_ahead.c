@@ -31,6 +31,8 @@
  *     sleeps); then from each root runs of 24 calls of one operation of
  *     5000-12288 bytes, the reading side sleeping at the third, so the
  *     writers reuse the wide slots (16) while it is behind;
+ *     Broadcasts whose root's buffer is small and private while the readers'
+ *     is a 256 KiB allocation (in shmcoll's shared heap), 300 B to 12 KiB;
  *  2. three communicators (MPI_COMM_WORLD, a duplicate, a split in reverse
  *     order) in a random interleaving, random operations, roots and sizes,
  *     with an MPI_Allreduce between some calls;
@@ -233,6 +235,37 @@ static void runs(long iters, uint64_t seed) {
     }
 }
 
+/* 1b: broadcasts whose root's buffer is small (private memory: shmcoll's
+ * root runs ahead, through a wide slot past 4336 bytes) while the readers'
+ * is a large allocation (shmcoll serves it from the shared heap, and a
+ * reader may take the general round rather than the inline path). */
+static void heap_readers(uint64_t seed) {
+  enum { BIG = 256 * 1024 };
+  static const int sizes[] = {300, 4000, 4337, 8000, 12288, 12289};
+  unsigned char *big = (unsigned char *)tu_malloc(BIG + 2 * GUARD);
+  for (int root = 0; root < tu_size; ++root)
+    for (int i = 0; i < 24; ++i) {
+      const int bytes = sizes[i % 6];
+      const uint64_t key = tu_key(root, i, (unsigned)seed ^ 0x4242u);
+      unsigned char *buf = tu_rank == root ? area + GUARD : big + GUARD;
+      unsigned char *whole = tu_rank == root ? area : big;
+      const size_t len = tu_rank == root ? (size_t)MAXB : (size_t)BIG;
+      for (size_t k = 0; k < len + 2 * GUARD; ++k) whole[k] = sentinel(k);
+      if (tu_rank == root) tu_pattern(buf, key, 0, (size_t)bytes);
+      TU_CALL(MPI_Bcast(buf, bytes, MPI_BYTE, root, MPI_COMM_WORLD));
+      unsigned char *exp = (unsigned char *)tu_malloc((size_t)bytes + 1);
+      tu_pattern(exp, key, 0, (size_t)bytes);
+      if (memcmp(buf, exp, (size_t)bytes))
+        tu_fail("heap readers, call %d: MPI_Bcast of %d bytes from root %d: wrong bytes", i, bytes, root);
+      for (size_t k = 0; k < len + 2 * GUARD; ++k)
+        if ((k < GUARD || k >= GUARD + (size_t)bytes) && whole[k] != sentinel(k))
+          tu_fail("heap readers, call %d: MPI_Bcast of %d bytes from root %d wrote byte %ld outside the block", i,
+                  bytes, root, (long)k - GUARD);
+      free(exp);
+    }
+  free(big);
+}
+
 /* 2: three communicators interleaved, random roots and sizes, allreduces between. */
 static void interleaved(long iters, uint64_t seed) {
   MPI_Comm comms[3];
@@ -423,12 +456,13 @@ int main(int argc, char **argv) {
   want = (unsigned char *)tu_malloc(MAXB + 2 * GUARD);
   if (!seed) seed = 1;
   runs(iters, seed);
+  heap_readers(seed);
   interleaved(iters * 2, seed);
   holes(iters / 4 + 8, seed);
 #ifdef SHMCOLL
   disagree(seed);
 #endif
-  tu_ncases = (long long)iters * tu_size + 96L * tu_size + 2 * iters + iters / 4 + 8; /* parts 1-3 */
+  tu_ncases = (long long)iters * tu_size + 120L * tu_size + 2 * iters + iters / 4 + 8; /* parts 1-3 */
   free(area);
   free(want);
   return tu_finish(NULL);
