@@ -73,8 +73,10 @@
 // claimed like an area), in the lane format, and puts in the call's ring
 // lane only a header of kind kLaneInline | kLaneWide naming the slot
 // (putAny); readers look in the ring lane as before and follow the header
-// (transport::inlineSource).  A scatter's root splits a slot among up to 3
-// readers as it splits a ring lane (segment::wideSplitBytes).
+// (transport::inlineSource).  A scatter's root splits a slot among its
+// readers as it splits a ring lane (segment::wideSplitBytes: 6192 bytes each
+// for 2, 4144 for 3, 752 for 16), each reader's header in its piece of the
+// ring lane.
 //
 // Chosen (registered as "inline") whenever every block this rank sends fits
 // (SHMCOLL_INLINE_MAX, capped by the lane; 4 KiB by default up to 2 ranks a

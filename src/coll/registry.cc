@@ -361,8 +361,8 @@ void fillInlineGate(Team& team, Op op) {
   // Larger blocks that still go inline (not pulled: InlineGate::capStreamed)
   // take a wide slot and a ring lane that names it, so a sender of 4-12 KiB
   // runs ahead as well (2 ranks on 2 cores of an Intel Xeon, back to back,
-  // 8 KiB blocks in private memory: bcast 1.20 -> 0.70 us, gather 1.57 ->
-  // 0.88, scatter 1.48 -> 0.98 with 64 ring lanes of 12 KiB, a trial).
+  // 8 KiB blocks in private memory: bcast 1.62 -> 0.87 us, gather 2.25 ->
+  // 0.85, reduce 1.47 -> 0.87; 3 ranks, bcast 3.76 -> 1.33: docs/PERFORMANCE.md).
   g.aheadWide = g.ahead ? std::min<uint64_t>(g.capStreamed[1], segment::laneInlineCapacity(segment::kWideBytes)) : 0;
   g.verbose = ch.verbose != 0;
   g.filled = true;

@@ -239,8 +239,8 @@ constexpr uint32_t aheadArea(uint64_t seq) { return kAheadArea0 + static_cast<ui
 // The wide slots.  Behind the ring a rank owns kWideSlots slots of
 // kWideBytes, lane areas kWideArea0 to kWideArea0 + kWideSlots - 1 to the
 // code that reuses areas.  A rooted collective's sender whose block is too
-// large for a ring lane but fits a wide slot (12 KiB; split among up to 3
-// readers, as a ring lane is) writes it into the next wide slot, taken in
+// large for a ring lane but fits a wide slot (12 KiB; split among a
+// scatter's readers as a ring lane is) writes it into the next wide slot, taken in
 // turn across calls and communicators, in the lane format, and puts in its
 // ring lane a header of kind kLaneInline | kLaneWide that says where: so it
 // may still run up to kWideSlots calls ahead of its readers, who find the

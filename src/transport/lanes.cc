@@ -23,8 +23,8 @@ constinit Lanes gLanes;
 // (where a sender waited for its readers to finish its call before last).
 // Not with more ranks than cores: there a waiting sender sleeps, and every
 // call of its reader would wake it too early.
-// The wide slots are taken in turn, so the one taken kWideSlots / 2 calls
-// ago is the one half the ring away from this one.
+// The same for a wide slot: the slots are taken in turn, so the one taken
+// kWideSlots / 2 wide calls ago is the one half the slots away from this one.
 uint64_t Lanes::ringTarget(uint32_t area, uint64_t seq, const Use& u) const {
   constexpr uint32_t kHalf = segment::kAheadLanes / 2;
   if (area < segment::kAheadArea0 || wait::gCrowd.sleepers || seq <= kHalf) return u.seq;

@@ -5,18 +5,17 @@
  *
  * In shmcoll a rank that writes one small lane in a rooted collective (the
  * root of a broadcast, every other rank of a gather or reduce; at most 4336
- * bytes, and at most
- * SHMCOLL_INLINE_MAX, 4 KiB up to 2 ranks a core) writes it into one of 64
- * lanes of its ring in turn, so it may return from up to 64 calls before its
- * reader has read the first; a lane is reused once every reader has finished
- * the call that last used it.  A larger block that still goes inline (up to
- * 12 KiB in private memory) goes into the next of 16 wide slots, taken in
- * turn, and the ring lane only names it; a scatter's root splits a wide slot
- * among up to 3 readers (6192 bytes each for 2, 4144 for 3).  The root of a scatter splits the 68 lines of a
- * ring lane among its readers (up to 68 of them: 34 lines each for 2 readers,
- * 22 for 3, 17 for 4, 13 for 5, 8 for 8, 4 for 16), when every block fits its
- * piece (2160, 1392, 1072, 816, 496 or 216 bytes).  What that
- * could break: a lane rewritten before a slow reader read it (it would get a
+ * bytes, and at most SHMCOLL_INLINE_MAX, 4 KiB up to 2 ranks a core) writes
+ * it into one of 64 lanes of its ring in turn, so it may return from up to 64
+ * calls before its reader has read the first; a lane is reused once every
+ * reader has finished the call that last used it.  The root of a scatter
+ * splits the 68 lines of a ring lane among its readers (up to 68 of them: 34
+ * lines each for 2 readers, 22 for 3, 17 for 4, 13 for 5, 8 for 8, 4 for
+ * 16), when every block fits its piece (2160, 1392, 1072, 816, 496 or 216
+ * bytes).  A larger block that still goes inline (up to 12 KiB in private
+ * memory) goes into the next of 16 wide slots, taken in turn, and the ring
+ * lane only names it; a scatter's root splits a wide slot among its readers
+ * the same way (6192 bytes each for 2, 4144 for 3).  What that could break: a lane rewritten before a slow reader read it (it would get a
  * later call's bytes), a reader taking a lane of another communicator's call,
  * a block at the edge of the lane's room, a derived type packed into it, a
  * wake-up lost while a sender waits for room or a reader for its lane.  So
@@ -30,9 +29,9 @@
  *     readers fall behind now and then (one rank, a different one each time,
  *     sleeps); then from each root runs of 24 calls of one operation of
  *     5000-12288 bytes, the reading side sleeping at the third, so the
- *     writers reuse the wide slots (16) while it is behind;
- *     Broadcasts whose root's buffer is small and private while the readers'
- *     is a 256 KiB allocation (in shmcoll's shared heap), 300 B to 12 KiB;
+ *     writers reuse the wide slots (16) while it is behind; then broadcasts
+ *     whose root's buffer is small and private while the readers' is a 256
+ *     KiB allocation (in shmcoll's shared heap), 300 B to 12 KiB;
  *  2. three communicators (MPI_COMM_WORLD, a duplicate, a split in reverse
  *     order) in a random interleaving, random operations, roots and sizes,
  *     with an MPI_Allreduce between some calls;
