@@ -80,34 +80,26 @@ template <class T>
   }
 }
 
-// Whether this CPU (and the OS, for the AVX registers) runs AVX2 code;
-// asked once.
-inline bool hasAvx2() {
+// The widest vector build of the kernels this CPU (and the OS, for the
+// registers) runs: AVX-512 of the F, BW and VL sets, AVX2, or neither; asked
+// once.
+enum class Isa : uint8_t { kBase, kAvx2, kAvx512 };
+inline Isa vectorIsa() {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool yes = [] {
+  static const Isa isa = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+      return Isa::kAvx512;
+    return __builtin_cpu_supports("avx2") ? Isa::kAvx2 : Isa::kBase;
   }();
-  return yes;
+  return isa;
 #else
-  return false;
+  return Isa::kBase;
 #endif
 }
-
-// Whether this CPU (and the OS, for the 64-byte registers) runs AVX-512 code
-// of the F, BW and VL sets; asked once.
-inline bool hasAvx512() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl");
-  }();
-  return yes;
-#else
-  return false;
-#endif
-}
+inline bool hasAvx2() { return vectorIsa() >= Isa::kAvx2; }
+inline bool hasAvx512() { return vectorIsa() == Isa::kAvx512; }
 
 template <class T>
 void arithBase(Kind k, const void* in, void* io, uint64_t n) {
@@ -135,8 +127,11 @@ template <class T>
 template <class T>
 void arith(Kind k, const void* in, void* io, uint64_t n) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (hasAvx512()) return arithAvx512<T>(k, in, io, n);
-  if (hasAvx2()) return arithAvx2<T>(k, in, io, n);
+  switch (vectorIsa()) {
+    case Isa::kAvx512: return arithAvx512<T>(k, in, io, n);
+    case Isa::kAvx2: return arithAvx2<T>(k, in, io, n);
+    case Isa::kBase: break;
+  }
 #endif
   arithBase<T>(k, in, io, n);
 }
