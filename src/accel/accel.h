@@ -96,6 +96,10 @@ struct CommState {
   size_t map_bytes = 0;
   uint64_t seq = 0;                    // rounds run so far (the same on every rank)
   unsigned spin = 256;                 // pauses before a wait yields: 0 when the processes outnumber the cores
+  // This communicator's processes on the machine, where more than n: a
+  // pretend node's (SHMCOLL_FAKE_NODES) share the machine's cores with the
+  // other pretend nodes there, so they count for spin and crowded.  0: n.
+  int on_machine = 0;
   bool crowded = false;                // ... on every process (agreed: the reductions' paths depend on it)
   size_t eager = 0;                    // bcast and reduce blocks of at most this many bytes are eager (agreed; 0: none)
   uint64_t eager_depth = kEagerDepth;  // entries in use (the same on every rank: from n and the node's cores)

@@ -13,9 +13,13 @@
 //     node declines, and the most pieces any node's blocks to or from other
 //     nodes need).
 //  C. The blocks within the node (mine to myself included): the node's own
-//     alltoall over its segment (engine.cc), whose round 0 carries the
-//     leaders' verdict to every process -- nothing is written into a receive
-//     buffer before it.
+//     alltoall over its segment (engine.cc; blocks of at least the node's
+//     single-copy bound read straight out of their senders' buffers, as on
+//     one node), whose round 0 carries the leaders' verdict to every process
+//     -- nothing is written into a receive buffer before it.  Blocks within
+//     the node ride along with the sizes in A instead where they all fit the
+//     half-slots and none would go single copy (riding along copies a block
+//     three times: into the slot, aside, out; single copy once).
 //  D. Pieces, two node rounds each.  A block to or from another node moves
 //     in pieces of Nodes::chunk bytes (the same on every process; chosen so a
 //     round's pieces fit half of any node's slots).  The node's slots are one
@@ -252,7 +256,12 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
     for (size_t j = 0; j < un; ++j) head[2 + j] = send[j].bytes, head[2 + un + j] = recv[j].bytes;
     for (size_t l = 0; l < ln; ++l)
       if (l != me) local += send[static_cast<size_t>(mine[l])].bytes;
-    head[1] = hlen + local <= half ? kInlined : 0;
+    // (not where a block within the node goes single copy in C: riding along copies it three times)
+    bool single = false;
+    for (size_t l = 0; l < ln && !single; ++l)
+      single = l != me && (Single(seg, send[static_cast<size_t>(mine[l])].bytes) ||
+                           Single(seg, recv[static_cast<size_t>(mine[l])].bytes));
+    head[1] = hlen + local <= half && !single ? kInlined : 0;
     head[1] |= DirectFlags(nd, send, recv);
     size_t bytes = 0;  // what the others of my node send me
     for (size_t l = 0; l < ln; ++l)
@@ -331,7 +340,7 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
       ls[l].ptr = send[j].ptr, ls[l].bytes = send[j].bytes;
       lr[l].ptr = recv[j].ptr, lr[l].bytes = recv[j].bytes;
     }
-    if (!Alltoall(seg, ls, lr, agreed, nd.node_comm)) return false;
+    if (!Alltoall(seg, ls, lr, agreed, nd.node_comm, true)) return false;
     agreed = true;
   }
   if (direct) {

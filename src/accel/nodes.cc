@@ -162,6 +162,7 @@ void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node) {
   nd->seg = new CommState();
   nd->seg->n = nd->ln;
   nd->seg->me = nd->lrank;
+  nd->seg->on_machine = st->on_machine;
   ok = MapSegment(nd->seg, node) && ok;
   st->nodes = nd;
   if (!AllAgree(ok, comm)) {

@@ -145,6 +145,8 @@ CommState* SetUp(MPI_Comm comm) {
   MPI_Comm node = MPI_COMM_NULL;
   int nn = 0;
   if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) node = MPI_COMM_NULL;
+  int machine = 0;  // (the machine's processes of comm, before any pretend split)
+  if (node != MPI_COMM_NULL) PMPI_Comm_size(node, &machine);
   if (node != MPI_COMM_NULL) node = PretendSplit(node, st->me);
   if (node != MPI_COMM_NULL) PMPI_Comm_size(node, &nn);
   if (!AllAgree(ok && node != MPI_COMM_NULL, comm)) {
@@ -152,6 +154,7 @@ CommState* SetUp(MPI_Comm comm) {
     return st;
   }
   if (nn < st->n) {  // several nodes: the hierarchical path (nodes.cc), which keeps `node`
+    st->on_machine = machine;
     SetUpNodes(st, comm, node);
     return st;
   }
@@ -168,7 +171,7 @@ bool MapSegment(CommState* st, MPI_Comm comm) {
   // (The node's cores, not this process's affinity: a launcher that binds
   // each process to a core of its own has not oversubscribed them.)
   const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  st->spin = ncpu > 0 && st->n > ncpu ? 0 : 256;
+  st->spin = ncpu > 0 && std::max(st->n, st->on_machine) > ncpu ? 0 : 256;
   st->map_bytes = (sizeof(RankFlags) + st->slot + kEagerPerRank) * static_cast<size_t>(st->n);
   // the eager bound and depth (eager.cc) and the single-copy bound, agreed: a call's path and entry
   // must be the same on every rank
