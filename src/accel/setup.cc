@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -163,15 +164,34 @@ CommState* SetUp(MPI_Comm comm) {
   return st;
 }
 
+// The job's processes on this node as its launcher tells them (Open MPI's
+// mpirun, MPICH's Hydra, Slurm's srun), 0 where none does: a communicator of
+// a few of them still shares the node's cores with all the others.
+int LauncherLocalSize() {
+  static const int local = [] {
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
+      const char* e = std::getenv(name);
+      char* end = nullptr;
+      const long v = e ? std::strtol(e, &end, 10) : 0;
+      if (e && end != e && *end == '\0' && v > 0 && v < INT_MAX) return static_cast<int>(v);
+    }
+    return 0;
+  }();
+  return local;
+}
+
 }  // namespace
 
 bool MapSegment(CommState* st, MPI_Comm comm) {
   st->slot = SlotBytes(st->n);
   st->pushed.assign(static_cast<size_t>(st->n), 0);  // (RunRounds fills it in every round 0)
   // (The node's cores, not this process's affinity: a launcher that binds
-  // each process to a core of its own has not oversubscribed them.)
+  // each process to a core of its own has not oversubscribed them.  The
+  // processes that share them: this communicator's, its machine's where it
+  // has pretend nodes, and the job's on the node where the launcher says.)
   const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  st->spin = ncpu > 0 && std::max(st->n, st->on_machine) > ncpu ? 0 : 256;
+  const int sharing = std::max({st->n, st->on_machine, LauncherLocalSize()});
+  st->spin = ncpu > 0 && sharing > ncpu ? 0 : 256;
   st->map_bytes = (sizeof(RankFlags) + st->slot + kEagerPerRank) * static_cast<size_t>(st->n);
   // the eager bound and depth (eager.cc) and the single-copy bound, agreed: a call's path and entry
   // must be the same on every rank
