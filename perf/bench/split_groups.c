@@ -20,18 +20,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static long arg(int argc, char** argv, const char* key, long dflt) {
-  size_t k = strlen(key);
-  for (int i = 1; i < argc; i++)
-    if (!strncmp(argv[i], key, k) && argv[i][k] == '=') return atol(argv[i] + k + 1);
-  return dflt;
-}
-
+/* The value of key=value among the arguments, or dflt. */
 static const char* sarg(int argc, char** argv, const char* key, const char* dflt) {
   size_t k = strlen(key);
   for (int i = 1; i < argc; i++)
     if (!strncmp(argv[i], key, k) && argv[i][k] == '=') return argv[i] + k + 1;
   return dflt;
+}
+
+static long arg(int argc, char** argv, const char* key, long dflt) {
+  const char* v = sarg(argc, argv, key, NULL);
+  return v ? atol(v) : dflt;
 }
 
 int main(int argc, char** argv) {

@@ -96,9 +96,9 @@ struct CommState {
   size_t map_bytes = 0;
   uint64_t seq = 0;                    // rounds run so far (the same on every rank)
   unsigned spin = 256;                 // pauses before a wait yields: 0 when the processes outnumber the cores
-  // This communicator's processes on the machine, where more than n: a
-  // pretend node's (SHMCOLL_FAKE_NODES) share the machine's cores with the
-  // other pretend nodes there, so they count for spin and crowded.  0: n.
+  // A node segment's processes on the machine, where more than n: a pretend
+  // node's (SHMCOLL_FAKE_NODES) share the machine's cores with the other
+  // pretend nodes there, so they count for spin and crowded.  0: n.
   int on_machine = 0;
   bool crowded = false;                // ... on every process (agreed: the reductions' paths depend on it)
   size_t eager = 0;                    // bcast and reduce blocks of at most this many bytes are eager (agreed; 0: none)
@@ -194,7 +194,9 @@ void Unmap(CommState* st);
 
 // nodes.cc: the node split and the state of a communicator over several nodes.
 MPI_Comm PretendSplit(MPI_Comm node, int comm_rank);  // frees node; MPI_COMM_NULL on failure
-void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node);
+// (machine: comm's processes on this process's machine, which the node segment's
+// set-up counts where they are more than the node's: pretend nodes)
+void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node, int machine);
 // The state of comm when it is taken on one node or has the hierarchy (every
 // function has a hierarchical version: hier.cc, hier_alltoall.cc, hier_reduce.cc).
 CommState* TakenOrNodes(MPI_Comm comm);

@@ -254,13 +254,15 @@ bool HierAlltoall(CommState& st, std::vector<Side>& send, std::vector<Side>& rec
   std::vector<char>& aside = nd.sbuf;  // the others' blocks to me (the leader's staging buffers are unused here)
   if (ok) {
     for (size_t j = 0; j < un; ++j) head[2 + j] = send[j].bytes, head[2 + un + j] = recv[j].bytes;
-    for (size_t l = 0; l < ln; ++l)
-      if (l != me) local += send[static_cast<size_t>(mine[l])].bytes;
-    // (not where a block within the node goes single copy in C: riding along copies it three times)
+    // (my blocks within the node ride along unless one goes single copy in C:
+    // riding along copies a block three times)
     bool single = false;
-    for (size_t l = 0; l < ln && !single; ++l)
-      single = l != me && (Single(seg, send[static_cast<size_t>(mine[l])].bytes) ||
-                           Single(seg, recv[static_cast<size_t>(mine[l])].bytes));
+    for (size_t l = 0; l < ln; ++l) {
+      if (l == me) continue;
+      const size_t j = static_cast<size_t>(mine[l]);
+      local += send[j].bytes;
+      single = single || Single(seg, send[j].bytes) || Single(seg, recv[j].bytes);
+    }
     head[1] = hlen + local <= half && !single ? kInlined : 0;
     head[1] |= DirectFlags(nd, send, recv);
     size_t bytes = 0;  // what the others of my node send me

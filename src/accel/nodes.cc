@@ -129,7 +129,7 @@ MPI_Comm PretendSplit(MPI_Comm node, int comm_rank) {
   return part;
 }
 
-void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node) {
+void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node, int machine) {
   auto* nd = new Nodes();
   nd->node_comm = node;
   const int n = st->n;
@@ -162,7 +162,7 @@ void SetUpNodes(CommState* st, MPI_Comm comm, MPI_Comm node) {
   nd->seg = new CommState();
   nd->seg->n = nd->ln;
   nd->seg->me = nd->lrank;
-  nd->seg->on_machine = st->on_machine;
+  nd->seg->on_machine = machine;
   ok = MapSegment(nd->seg, node) && ok;
   st->nodes = nd;
   if (!AllAgree(ok, comm)) {

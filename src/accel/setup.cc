@@ -155,8 +155,7 @@ CommState* SetUp(MPI_Comm comm) {
     return st;
   }
   if (nn < st->n) {  // several nodes: the hierarchical path (nodes.cc), which keeps `node`
-    st->on_machine = machine;
-    SetUpNodes(st, comm, node);
+    SetUpNodes(st, comm, node, machine);
     return st;
   }
   PMPI_Comm_free(&node);
