@@ -27,7 +27,9 @@
  *        F0(t) + i (i + 1) / 2 (the last 64 calls' results are kept);
  *   cas  one long long from cv(t, 0): call i swaps cv(t, i) for cv(t, i + 1),
  *        so every call succeeds; t ends at cv(t, count) and call i fetches
- *        cv(t, i) (the last 64 kept).
+ *        cv(t, i) (the last 64 kept);
+ *   copy (put_copy, get_copy) as put and get, with r's own window in place
+ *        of t's and memcpy in place of the call.
  *
  * Put and get check every byte up to 64 KiB, above that the bytes next_off()
  * picks (neighbor.h); acc, fop and cas every element.
@@ -44,7 +46,12 @@
 #include "neighbor.h"
 
 static const char *const kKinds[RMA_NKIND] = {"put", "get", "acc", "fop", "cas"};
-static const char *const kSyncs[RMA_NSYNC] = {"fence", "lock", "lockall"};
+static const char *const kSyncs[RMA_NSYNC] = {"fence", "lock", "lockall", "copy"};
+
+static int kind_of(int op) { return op / RMA_NSYNC; }
+static int sync_of(int op) { return op % RMA_NSYNC; }
+/* The copy bound exists for put and get only. */
+static int exists(int op) { return sync_of(op) != RMA_COPY || kind_of(op) == RMA_PUT || kind_of(op) == RMA_GET; }
 
 const char *rma_name(int op) {
   static char names[RMA_NOPS][16];
@@ -53,25 +60,26 @@ const char *rma_name(int op) {
 }
 
 int rma_parse(const char *token, unsigned *mask) {
+  unsigned all = 0;
+  for (int op = 0; op < RMA_NOPS; op++)
+    if (exists(op)) all |= 1u << op;
   if (!strcmp(token, "rma")) {
-    *mask |= (1u << RMA_NOPS) - 1;
+    *mask |= all;
     return 1;
   }
   for (int k = 0; k < RMA_NKIND; k++)
     if (!strcmp(token, kKinds[k])) {
-      *mask |= ((1u << RMA_NSYNC) - 1) << (k * RMA_NSYNC);
+      *mask |= all & (((1u << RMA_NSYNC) - 1) << (k * RMA_NSYNC));
       return 1;
     }
   for (int op = 0; op < RMA_NOPS; op++)
-    if (!strcmp(token, rma_name(op))) {
+    if (exists(op) && !strcmp(token, rma_name(op))) {
       *mask |= 1u << op;
       return 1;
     }
   return 0;
 }
 
-static int kind_of(int op) { return op / RMA_NSYNC; }
-static int sync_of(int op) { return op % RMA_NSYNC; }
 int rma_single(int op) { return kind_of(op) == RMA_FOP || kind_of(op) == RMA_CAS; }
 
 #define KEEP 64 /* fetched results kept by fop and cas: those of the last KEEP calls */
@@ -141,8 +149,10 @@ static void check(Rma *R, long count) {
   switch (R->kind) {
     case RMA_PUT: {
       size_t ns = R->s < 8 ? R->s : 8;
+      /* the copy bound writes this rank's own buffers into its own window */
+      int from = R->sync == RMA_COPY ? R->me : R->o, to = R->sync == RMA_COPY ? R->t : R->me;
       for (size_t off = 0; off < R->s; off = next_off(off, R->s)) {
-        unsigned char want = off < ns ? stamp(last, off) : pattern(2 * R->o + (int)(last & 1), R->me, off);
+        unsigned char want = off < ns ? stamp(last, off) : pattern(2 * from + (int)(last & 1), to, off);
         if (R->w[off] != want) report_wrong(R, "window byte", off, R->w[off], want);
       }
       break;
@@ -151,7 +161,7 @@ static void check(Rma *R, long count) {
       for (long p = 0; p < 2 && p < count; p++) {
         const unsigned char *b = R->buf + (size_t)p * R->s;
         for (size_t off = 0; off < R->s; off = next_off(off, R->s)) {
-          unsigned char want = pattern(2 * R->t + (int)p, 0, off);
+          unsigned char want = pattern(2 * (R->sync == RMA_COPY ? R->me : R->t) + (int)p, 0, off);
           if (b[off] != want)
             report_wrong(R, p ? "result byte (odd calls)" : "result byte (even calls)", off, b[off], want);
         }
@@ -210,9 +220,25 @@ static inline void call(Rma *R, long i) {
   }
 }
 
+/* Call i of the copy bound: what call i moves, by memcpy within this rank,
+ * between the same buffers and this rank's own window. */
+static inline void copy(Rma *R, long i) {
+  const size_t half = (size_t)(i & 1) * R->s;
+  if (R->kind == RMA_PUT) {
+    unsigned char *b = R->buf + half;
+    for (size_t k = 0; k < R->s && k < 8; k++) b[k] = stamp(i, k);
+    memcpy(R->w, b, R->s);
+  } else {
+    memcpy(R->buf + half, R->w + half, R->s);
+  }
+}
+
 /* Call i with its synchronization: what one iteration of the loop costs. */
 static inline void iteration(Rma *R, long i) {
   switch (R->sync) {
+    case RMA_COPY:
+      copy(R, i);
+      break;
     case RMA_FENCE:
       call(R, i);
       MPI_Win_fence(0, R->win);

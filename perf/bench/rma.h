@@ -5,15 +5,20 @@
  *   fence    every call followed by MPI_Win_fence (collective);
  *   lock     MPI_Win_lock, the call, MPI_Win_unlock per call (exclusive for
  *            put, shared for the others);
- *   lockall  one MPI_Win_lock_all around the loop, MPI_Win_flush per call.
+ *   lockall  one MPI_Win_lock_all around the loop, MPI_Win_flush per call;
+ *   copy     put and get only, no MPI call: the same loop with memcpy between
+ *            this rank's own window and its buffers, the same bytes and the
+ *            same memory touched; the bound its put or get is measured
+ *            against (a get alternates two halves, so it touches four times
+ *            its size per rank, where op=memcpy at half its size touches two).
  * Every rank targets the next rank (a ring: rank r writes to and reads from
  * r + 1 mod N, and rank r + 1 mod N is targeted by r alone), so the final
  * contents of every window are known exactly and are checked after every
  * loop, the measured one included.
  *
  * Op names: <kind>_<sync> with kind put, get, acc, fop, cas and sync fence,
- * lock, lockall (put_fence ... cas_lockall); groups: rma (all fifteen), and
- * put, get, acc, fop, cas (one kind, three syncs).  None is in the default.
+ * lock, lockall, and put_copy and get_copy; groups: rma (all seventeen), and
+ * put, get, acc, fop, cas (one kind: its syncs).  None is in the default.
  */
 #ifndef SHMCOLL_BENCH_RMA_H
 #define SHMCOLL_BENCH_RMA_H
@@ -21,12 +26,13 @@
 #include <stddef.h>
 
 enum { RMA_PUT, RMA_GET, RMA_ACC, RMA_FOP, RMA_CAS, RMA_NKIND };
-enum { RMA_FENCE, RMA_LOCK, RMA_LOCKALL, RMA_NSYNC };
+enum { RMA_FENCE, RMA_LOCK, RMA_LOCKALL, RMA_COPY, RMA_NSYNC };
 #define RMA_NOPS (RMA_NKIND * RMA_NSYNC) /* op = kind * RMA_NSYNC + sync */
 
 /* "put_fence" ... */
 const char *rma_name(int op);
-/* Adds the ops a --op token names to *mask; 0 if it names none. */
+/* Adds the ops a --op token names to *mask; 0 if it names none.  Masks hold
+ * only ops that exist (no acc_copy, fop_copy, cas_copy). */
 int rma_parse(const char *token, unsigned *mask);
 /* fetch_and_op and compare_and_swap move one element: run once, as bytes 8. */
 int rma_single(int op);

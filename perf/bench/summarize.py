@@ -26,7 +26,9 @@ neighbourhood collectives (cart_*, graph_* and ring_*, shmcoll-bench --op
 neighbor), then the one-sided ops (put_fence .. cas_lockall, --op rma), are
 listed after the exchanges, without a memcpy bound: op=memcpy copies N
 blocks per rank, these calls move one block per rank or neighbour.  Except
-the ring at 2 ranks: there every rank receives 2 blocks, the memcpy volume.
+the ring at 2 ranks: there every rank receives 2 blocks, the memcpy volume;
+and put and get, whose bound is their own loop done by memcpy within each
+rank (put_copy, get_copy, rma.c), in the same runs.
 
 The spread over runs: column `shm runs` gives the fastest and slowest of
 shmcoll's runs at each point, and the summary ends with the points where
@@ -50,8 +52,12 @@ EXCHANGE_OPS = ["alltoall", "alltoallv", "alltoallv_skew", "alltoallw", "allgath
 # Rooted and reducing collectives, and the barrier: no memcpy bound either
 # (op=memcpy copies N blocks per rank; these move one block, or N at one rank).
 OTHER_OPS = ["bcast", "reduce", "allreduce", "gather", "scatter", "reduce_scatter_block", "barrier"]
-# One-sided (shmcoll-bench --op rma, rma.c): <kind>_<sync>; no memcpy bound either.
-RMA_OPS = [f"{k}_{s}" for k in ("put", "get", "acc", "fop", "cas") for s in ("fence", "lock", "lockall")]
+# One-sided (shmcoll-bench --op rma, rma.c): <kind>_<sync>.  Put and get have
+# their own bound, <kind>_copy: the same loop by memcpy within each rank,
+# touching the same bytes (a get alternates two halves of its target).
+RMA_OPS = [f"{k}_{s}" for k in ("put", "get", "acc", "fop", "cas") for s in ("fence", "lock", "lockall", "copy")
+           if s != "copy" or k in ("put", "get")]
+RMA_BOUND = {f"{k}_{s}": f"{k}_copy" for k in ("put", "get") for s in ("fence", "lock", "lockall")}
 COLL_OPS = EXCHANGE_OPS + OTHER_OPS + NEIGHBOR_OPS + RMA_OPS
 # A point whose shmcoll runs differ by more than this factor is listed as unstable.
 UNSTABLE = 2.0
@@ -120,9 +126,9 @@ def main():
         The skewed alltoallv moves nearly all its bytes into one rank, so its
         bound is that one rank's copy (memcpy1) rather than every rank
         copying at once (memcpy)."""
-        if op not in EXCHANGE_OPS and not (op in RING_OPS and r == 2):
+        if op not in EXCHANGE_OPS and not (op in RING_OPS and r == 2) and op not in RMA_BOUND:
             return None  # no copy of the same volume is measured
-        kind = "memcpy1" if op == "alltoallv_skew" else "memcpy"
+        kind = "memcpy1" if op == "alltoallv_skew" else RMA_BOUND.get(op, "memcpy")
         best = None
         for impl in impls:
             m = med.get((r, kind, b, c, impl))
@@ -187,7 +193,8 @@ def main():
     # Large-message bandwidth as a share of the memcpy bound: at each
     # (ranks, op, cache mode), the largest block size every implementation ran.
     print("\n== large messages: bandwidth per rank (MB/s, payload received) and share of the memcpy bound ==")
-    print("   (bound: every rank copying its receive volume at once; for alltoallv_skew one rank alone)")
+    print("   (bound: every rank copying its receive volume at once; for alltoallv_skew one rank alone;")
+    print("    for put and get their loop by memcpy within each rank, put_copy and get_copy)")
     print(f"{'ranks':>5} {'cache':<5} {'op':<21}{'bytes':>7}{'memcpy':>10}" +
           "".join(f"{i:>17}" for i in impls))
     for r, c in sorted({(g[0], g[3]) for g in groups}):
