@@ -35,7 +35,8 @@
 #                      ring_allgather); added to the default ops, or to the --op
 #                      list given after --
 #   --rma              also run the one-sided ops (shmcoll-bench --op rma: put, get,
-#                      acc, fop and cas under fence, lock and lockall, perf/bench/rma.c);
+#                      acc, fop and cas under fence, lock and lockall, and put_copy and
+#                      get_copy, the bound of put and get, perf/bench/rma.c);
 #                      added like --neighbor; the 2-rank sanity run then includes them
 #   --ops LIST         the benchmark's --op LIST (e.g. rma,yield or put_lockall,get_lockall
 #                      for the one-sided ops alone), the same as `-- --op LIST`

@@ -22,8 +22,15 @@
 #                ranks wait on many more, for rules from that count up.
 #   reduce_small per reduction and rank count: one exchange of whole inputs
 #                against reduce-scatter + gather; the largest input, times the
-#                other ranks, up to which the one-exchange form wins at every
-#                smaller size measured.
+#                other ranks, up to which the two-round form did not win at
+#                that or any smaller size measured, where winning means being
+#                faster in every round (the runs are interleaved).  The
+#                one exchange keeps a size unless the evidence is that
+#                plain: with more ranks than cores a wrong second round costs
+#                a whole scheduling round (MPI_Reduce of 4 KiB at 8 ranks on
+#                2 cores: 4 us one exchange, 29 us two rounds), and a run that
+#                lost its core for a moment had made one median of two runs
+#                choose it.
 #   p2p_cma_min  MPI_Sendrecv: rendezvous data streamed through cells against
 #                one single-copy pull, as cma_min.
 #   slot_bytes   per rank count: the mailbox slot size (SHMCOLL_SLOT_BYTES,
@@ -229,6 +236,14 @@ TABLE=$WORK/tuning.txt
       evidence = ev
       return from
     }
+    # 1 when tag b was faster than tag a at size s in every round (round j
+    # of a ran next to round j of b); by medians if the rounds do not pair up
+    function beatsEvery(a, b, op, n, s,   ka, kb, j) {
+      ka = a SUBSEP op SUBSEP n SUBSEP s; kb = b SUBSEP op SUBSEP n SUBSEP s
+      if (!cnt[ka] || cnt[ka] != cnt[kb]) return median(kb) < median(ka)
+      for (j = 1; j <= cnt[ka]; j++) if (val[kb, j] >= val[ka, j]) return 0
+      return 1
+    }
     # the geometric mean of the medians of every case of `tag` at n ranks,
     # -1 when there is none; gcases gets their number
     function gmean(tag, n,   k, p, s, c) {
@@ -305,7 +320,7 @@ TABLE=$WORK/tuning.txt
             a = median("onex" SUBSEP op SUBSEP n SUBSEP list[i]); b = median("twox" SUBSEP op SUBSEP n SUBSEP list[i])
             if (a < 0 || b < 0) continue
             ev = ev sprintf(" %s %.3g/%.3g", list[i], a, b)
-            if (ok && a <= b) best = list[i] * (n - 1); else ok = 0
+            if (ok && !beatsEvery("onex", "twox", op, n, list[i])) best = list[i] * (n - 1); else ok = 0
           }
           if (ev == "") continue
           printf "# %s: bytes one-exchange/two us:%s\n", op, ev

@@ -45,6 +45,13 @@ row() {
     set -- $s
     row onex allreduce 8 "$1" "$2" "$2" "$2"; row twox allreduce 8 "$1" "$3" "$3" "$3"
   done
+  # reduce at 8 ranks, two rounds each: at 16 KiB one run of the one
+  # exchange lost its core (20 and 342 us: a mean of 181 against 50.5), but
+  # the two rounds were not faster in both, nor at 128 KiB (91 against 99
+  # in round 1): the one exchange keeps every size measured (128 KiB x 7).
+  row onex reduce 8 2048 2 3;      row twox reduce 8 2048 31 67
+  row onex reduce 8 16384 20 342;  row twox reduce 8 16384 43 58
+  row onex reduce 8 131072 91 579; row twox reduce 8 131072 99 166
   # waits at 8 ranks (above 2 cores): 0:1 has the smallest geometric mean.
   row wait50:2 alltoall 8 8 10 10 10; row wait50:2 allgather 8 8 10 10 10
   row wait0:1 alltoall 8 8 5 5 5;     row wait0:1 allgather 8 8 12 12 12
@@ -75,6 +82,7 @@ cma_solo_max alltoallv 3 8388608
 cma_solo_min alltoallw 3 524288
 cma_solo_max alltoallw 3 8388608
 reduce_small allreduce 3 7168
+reduce_small reduce 3 917504
 wait_spins * 3 0
 wait_yields * 3 1
 cma_solo_min alltoallv 16 4194304
