@@ -219,6 +219,7 @@ int bcastFast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
   rt::Comm* c = fastComm(comm, root);
   BcastArgs a;
   if (!c || !fastBlock(buffer, count, datatype, &a.block)) return kDeclined;
+  if (c->team.size() == 1) return MPI_SUCCESS;  // (the root's buffer is the result)
   a.op = coll::Op::kBcast;
   intraBcast(&a, static_cast<uint32_t>(root), c->team.rank);
   if (const int rc = coll::exchange(rt::placeOf(*c), a, coll::Flags{})) [[unlikely]]

@@ -95,6 +95,13 @@ int exchangeGeneral(const Place& at, const ExchangeArgs& a, const Flags& f) {
   return dispatch(o);
 }
 
+int alone(const ExchangeArgs& a, const Flags& f) {
+  // In place the block is where it belongs already (a round of one would
+  // copy it to a private buffer and back).
+  if (f.inPlace && !a.broadcast) return 0;
+  return a.multiPart ? transport::selfCopyParts(a, 0) : transport::selfCopy(a.send(0), a.recv(0));
+}
+
 int startExchange(const Place& at, const ExchangeArgs& a, const Flags& f, p2p::Request** out) {
   Operation o = prepare(a.op, kNonblocking, at);
   o.args = &a;
@@ -103,6 +110,7 @@ int startExchange(const Place& at, const ExchangeArgs& a, const Flags& f, p2p::R
 }
 
 int barrier(const Place& at) {
+  if (!at.inter() && at.team->size() == 1) return 0;  // (a team of one has no one to wait for)
   Operation o = prepare(Op::kBarrier, kBlocking, at);
   return blocking(o);
 }

@@ -11,6 +11,10 @@ namespace shmcoll::coll {
 
 // Runs a data-moving collective that did not take the inline path.
 int exchangeGeneral(const Place& at, const ExchangeArgs& a, const Flags& f);
+// A team of one (MPI_COMM_SELF, a job of one rank): the rank's block to
+// itself, as a round of one copies it, with no algorithm to choose and no
+// one to wait for.
+int alone(const ExchangeArgs& a, const Flags& f);
 
 template <class A>
 int exchange(const Place& at, const A& a, const Flags& f) {
@@ -19,6 +23,8 @@ int exchange(const Place& at, const A& a, const Flags& f) {
     // (Team::lead; a rooted collective's non-root pairs with the root alone,
     // onlyPeer, and the root's own onlyPeer is -1)
     t.lead = leadAfter(a.op, a.onlyPeer >= 0 ? static_cast<uint32_t>(a.onlyPeer) : t.rank, t.size());
+    if (t.size() == 1) [[unlikely]]
+      return alone(a, f);
     if (t.hasLines()) {
       // (A is final: its blocks are computed inline.  The inline path writes
       // every lane before it reads any, so MPI_IN_PLACE needs no private copy.)
