@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "coll/coll.h"
+#include "coll/reduce_common.h"
 #include "coll/registry.h"
 #include "common/status.h"
 
@@ -72,6 +73,9 @@ int runScheduled(Operation& o) {
 int blocking(Operation& o) {
   if (o.op != Op::kBarrier && !o.at.inter())
     o.at.team->lead = leadAfter(o.op, static_cast<uint32_t>(o.root), o.at.team->size());
+  // A reduction on a team of one: its local copy (reduceWith's), no algorithm to choose.
+  if (o.red && !o.at.inter() && o.at.team->size() == 1) [[unlikely]]
+    return reduction::reduceWith(o, [](reduction::Reducer&) { return 0; });
   return unlined(o.at) ? runScheduled(o) : dispatch(o);
 }
 
