@@ -28,9 +28,10 @@
 #                one exchange keeps a size unless the evidence is that
 #                plain: with more ranks than cores a wrong second round costs
 #                a whole scheduling round (MPI_Reduce of 4 KiB at 8 ranks on
-#                2 cores: 4 us one exchange, 29 us two rounds), and a run that
-#                lost its core for a moment had made one median of two runs
-#                choose it.
+#                2 cores: 4 us one exchange, 29 us two rounds), and on an
+#                Intel Xeon VM the median of two runs, one of them slow, had
+#                chosen it where four more runs had the one exchange faster
+#                in each.
 #   p2p_cma_min  MPI_Sendrecv: rendezvous data streamed through cells against
 #                one single-copy pull, as cma_min.
 #   slot_bytes   per rank count: the mailbox slot size (SHMCOLL_SLOT_BYTES,
