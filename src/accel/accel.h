@@ -187,6 +187,8 @@ bool CmaMinSet();  // SHMCOLL_ACCEL_CMA_MIN is set
 constexpr size_t kBcastCrowdedCmaMin = size_t{256} << 10;
 // An environment variable of bytes (k, m suffixes), or dflt when unset or not a number.
 size_t EnvBytes(const char* name, size_t dflt);
+// A variable holding a whole number from 1 to max (decimal, nothing after it), else 0.
+int EnvCount(const char* name, int max);
 void ProbeCma(CommState* st, MPI_Comm comm);
 // Reads len bytes at `src` in process `pid` into dst; false on any failure.
 bool CmaRead(long pid, char* dst, const char* src, size_t len);

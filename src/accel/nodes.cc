@@ -52,11 +52,8 @@ int g_fake_block = -1;  // my pretend node in my real node (MPI_COMM_WORLD's spl
 
 int FakeNodes() {
   static const int k = [] {
-    const char* e = std::getenv("SHMCOLL_FAKE_NODES");
-    if (!e || !*e) return 1;
-    char* end = nullptr;
-    long v = std::strtol(e, &end, 10);
-    return (end && *end == 0 && v >= 1 && v <= 1 << 20) ? static_cast<int>(v) : 1;
+    const int v = EnvCount("SHMCOLL_FAKE_NODES", 1 << 20);
+    return v ? v : 1;
   }();
   return k;
 }

@@ -168,12 +168,8 @@ CommState* SetUp(MPI_Comm comm) {
 // a few of them still shares the node's cores with all the others.
 int LauncherLocalSize() {
   static const int local = [] {
-    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
-      const char* e = std::getenv(name);
-      char* end = nullptr;
-      const long v = e ? std::strtol(e, &end, 10) : 0;
-      if (e && end != e && *end == '\0' && v > 0 && v < INT_MAX) return static_cast<int>(v);
-    }
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
+      if (const int v = EnvCount(name, INT_MAX - 1)) return v;
     return 0;
   }();
   return local;
@@ -227,6 +223,14 @@ bool MapSegment(CommState* st, MPI_Comm comm) {
   if (g_mapped) g_mapped->prev = st;
   g_mapped = st;
   return true;
+}
+
+int EnvCount(const char* name, int max) {
+  const char* e = std::getenv(name);
+  if (!e) return 0;
+  char* end = nullptr;
+  const long v = std::strtol(e, &end, 10);
+  return end != e && *end == '\0' && v >= 1 && v <= max ? static_cast<int>(v) : 0;
 }
 
 size_t EnvBytes(const char* name, size_t dflt) {
