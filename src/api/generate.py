@@ -126,6 +126,7 @@ class Function:
         self.impl = opts.get('impl')
         self.fast = opts.get('fast')
         self.fastrc = opts.get('fastrc')
+        self.fastany = opts.get('fastany')
         self.initialized = 'initialized' in opts
         if not self.impl:
             raise Error(f'{where}: {name} names no implementation (impl=...)')
@@ -217,11 +218,20 @@ def entry(fn, name, big, req, desc):
         raise Error(f'{fn.where}: {fn.name} returns {fn.ret}, so it cannot report a failed check')
     if req == 'init' and not any(a.check in ('comm', 'anyComm') for a in fn.args):
         raise Error(f'{fn.where}: a persistent collective (variant init) needs a comm argument')
-    if fn.fast and not big and not req:  # (its own checks; false: the path below runs them all)
-        out.append(f'  if (impl::{fn.fast}({", ".join(a.name for a in fn.args)})) return MPI_SUCCESS;')
-    if fn.fastrc and not big and not req:  # (the same, returning the call's code: kDeclined when it did not serve)
-        out.append(f'  if (const int rc_ = impl::{fn.fastrc}({", ".join(a.name for a in fn.args)}); '
-                   f'rc_ != impl::kDeclined) return rc_;')
+    # A fast path (its own checks; false or kDeclined: the path below runs them all) gets the
+    # entry to itself, and the checked path becomes a function of its own that the entry calls
+    # last: the fast path then saves no registers and builds no Call for the checked path.
+    fastArgs = ", ".join(a.name for a in fn.args)
+    fast = None
+    if fn.fast and not big and not req:
+        fast = f'  if (impl::{fn.fast}({fastArgs})) return MPI_SUCCESS;'
+    if fn.fastrc and not big and not req:  # (returning the call's code: kDeclined when it did not serve)
+        fast = f'  if (const int rc_ = impl::{fn.fastrc}({fastArgs}); rc_ != impl::kDeclined) return rc_;'
+    if fast:
+        front = out
+        out = [f'[[gnu::noinline]] static {fn.ret} checked_{name}({ps}) {{']
+        if fn.fastany:  # (a general form of the fast path, which may make calls: first on the checked path)
+            out.append(f'  if (impl::{fn.fastany}({fastArgs})) return MPI_SUCCESS;')
     if fn.ret != 'double':  # (MPI_Wtime and MPI_Wtick touch no state)
         out.append('  shmcoll::wait::Serial serial_;  // (MPI_THREAD_MULTIPLE: wait/serial.h)')
     out.append(f'  Call call_("{name}", {errcomm});')
@@ -281,6 +291,8 @@ def entry(fn, name, big, req, desc):
     out += body
     out.append(f'  return {call};')
     out.append('}')
+    if fast:
+        out = [f'// The checked path of {name}.'] + out + front + [fast, f'  return checked_{name}({fastArgs});', '}']
     out.append(f'extern "C" __attribute__((visibility("default"), weak, alias("P{name}"))) {fn.ret} {name}({ps});')
     return '\n'.join(out)
 

@@ -229,45 +229,76 @@ inline void fenced(rt::Win* w) {
 // serves without a Call: the window of the last look-up, datatypes valid and
 // committed, counts not negative, no thread serialization on.  nullptr
 // otherwise (the entry's checks then run in order).
+// `builtin`: predefined types only, looked up inline, so that the caller
+// makes no call before it moves the data (user types: the caller's general
+// form, below).
 inline rt::Win* fastArgs(MPI_Win win, int ocount, MPI_Datatype oh, int tcount, MPI_Datatype th, const dt::Type** ot,
-                         const dt::Type** tt) {
+                         const dt::Type** tt, bool builtin = false) {
   rt::Win* w = rt::gLastWin;
   if (wait::gSerialOn || !w || w->handle != win || (ocount | tcount) < 0) [[unlikely]]
     return nullptr;
-  *ot = rt::type(oh);
-  *tt = rt::type(th);
+  *ot = builtin ? rt::builtinInline(oh) : rt::type(oh);
+  *tt = builtin ? rt::builtinInline(th) : rt::type(th);
   return *ot && *tt && (*ot)->committed && (*tt)->committed ? w : nullptr;
+}
+
+// A put's or get's data moved straight to or from the target's memory when
+// the call allows (see directTarget); false otherwise, nothing done.  The
+// window's flag is set before the copy, so that nothing is live across it.
+inline bool putDirect(rt::Win* w, const void* origin, int ocount, const dt::Type* ot, int rank, MPI_Aint disp,
+                      int tcount, const dt::Type* tt) {
+  const uint64_t bytes = plainBytes(origin, static_cast<uint64_t>(ocount), ot, static_cast<uint64_t>(tcount), tt);
+  char* to = bytes ? directTarget(w, rank, disp, tt, bytes, false) : nullptr;
+  if (!to) return false;
+  w->pending = true;
+  moveBytes(to, static_cast<const char*>(origin) + ot->trueLb, bytes);
+  return true;
+}
+inline bool getDirect(rt::Win* w, void* origin, int ocount, const dt::Type* ot, int rank, MPI_Aint disp, int tcount,
+                      const dt::Type* tt) {
+  const uint64_t bytes = plainBytes(origin, static_cast<uint64_t>(ocount), ot, static_cast<uint64_t>(tcount), tt);
+  const char* from = bytes ? directTarget(w, rank, disp, tt, bytes, false) : nullptr;
+  if (!from) return false;
+  loaded(w);
+  moveBytes(static_cast<char*>(origin) + ot->trueLb, from, bytes);
+  return true;
 }
 
 }  // namespace
 
-// MPI_Put's and MPI_Get's fast paths (desc/rma.txt, fast=): the one-pass
-// case of put() and get() below, reached before the entry builds a Call.
-// True when the data moved.
-bool putFast(const void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp, int tcount, MPI_Datatype th,
-             MPI_Win win) {
+// The fast paths' form for any committed types (a user type's look-up is a
+// call), tried first on the checked path (desc/rma.txt, fastany=).
+bool putAnyType(const void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp, int tcount,
+                                  MPI_Datatype th, MPI_Win win) {
   const dt::Type *ot, *tt;
   rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt);
-  if (!w) return false;
-  const uint64_t bytes = plainBytes(origin, static_cast<uint64_t>(ocount), ot, static_cast<uint64_t>(tcount), tt);
-  char* to = bytes ? directTarget(w, rank, disp, tt, bytes, false) : nullptr;
-  if (!to) return false;
-  moveBytes(to, static_cast<const char*>(origin) + ot->trueLb, bytes);
-  w->pending = true;
-  return true;
+  return w && putDirect(w, origin, ocount, ot, rank, disp, tcount, tt);
+}
+bool getAnyType(void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp, int tcount,
+                                  MPI_Datatype th, MPI_Win win) {
+  const dt::Type *ot, *tt;
+  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt);
+  return w && getDirect(w, origin, ocount, ot, rank, disp, tcount, tt);
 }
 
-bool getFast(void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp, int tcount, MPI_Datatype th,
-             MPI_Win win) {
+// MPI_Put's and MPI_Get's fast paths (desc/rma.txt, fast=): the one-pass
+// case of put() and get() below, reached before the entry builds a Call.
+// True when the data moved.  Inlined into the entry, predefined types only:
+// the only call is then the copy's, with nothing live across it, so the
+// entry saves no registers before it knows whether it serves the call
+// (other types: putAnyType and getAnyType, first on the checked path).
+[[gnu::always_inline]] inline bool putFast(const void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp,
+                                           int tcount, MPI_Datatype th, MPI_Win win) {
   const dt::Type *ot, *tt;
-  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt);
-  if (!w) return false;
-  const uint64_t bytes = plainBytes(origin, static_cast<uint64_t>(ocount), ot, static_cast<uint64_t>(tcount), tt);
-  const char* from = bytes ? directTarget(w, rank, disp, tt, bytes, false) : nullptr;
-  if (!from) return false;
-  moveBytes(static_cast<char*>(origin) + ot->trueLb, from, bytes);
-  loaded(w);
-  return true;
+  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt, true);
+  return w && putDirect(w, origin, ocount, ot, rank, disp, tcount, tt);
+}
+
+[[gnu::always_inline]] inline bool getFast(void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp,
+                                           int tcount, MPI_Datatype th, MPI_Win win) {
+  const dt::Type *ot, *tt;
+  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt, true);
+  return w && getDirect(w, origin, ocount, ot, rank, disp, tcount, tt);
 }
 
 namespace {

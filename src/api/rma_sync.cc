@@ -177,7 +177,7 @@ int winUnlockAll(Call& call, rt::Win* w) {
 // Their fast path (desc/rma_sync.txt, fast=): the window of the last
 // look-up, a target with an open passive-target epoch, no thread
 // serialization on.  True when the flush is done.
-bool winFlushFast(int rank, MPI_Win win) {
+[[gnu::always_inline]] inline bool winFlushFast(int rank, MPI_Win win) {
   rt::Win* w = rt::gLastWin;
   if (wait::gSerialOn || !w || w->handle != win || rank < 0 || static_cast<uint32_t>(rank) >= w->nranks ||
       !(w->lockAll || w->locked[rank])) [[unlikely]]

@@ -29,13 +29,19 @@ const Type* builtinType(int handle);
 // the library loads (nullptr before: then typeSlow() builds it).
 extern const Type* gBuiltinTypes;
 
-inline const Type* type(int handle) {
+// The predefined type behind `handle`, looked up inline (no call); nullptr for
+// every other handle and before the table is set.
+inline const Type* builtinInline(int handle) {
   const uint32_t u = static_cast<uint32_t>(handle);
   const Type* table = gBuiltinTypes;
-  if ((u >> 24) == 0x31 && table) [[likely]] {
-    const uint32_t id = u & 0xff;
-    return id != 0 && id < SHMCOLL_DT_BUILTIN_COUNT && table[id].handle == handle ? &table[id] : nullptr;
-  }
+  if ((u >> 24) != 0x31 || !table) return nullptr;
+  const uint32_t id = u & 0xff;
+  return id != 0 && id < SHMCOLL_DT_BUILTIN_COUNT && table[id].handle == handle ? &table[id] : nullptr;
+}
+
+inline const Type* type(int handle) {
+  if ((static_cast<uint32_t>(handle) >> 24) == 0x31 && gBuiltinTypes) [[likely]]
+    return builtinInline(handle);
   return typeSlow(handle);
 }
 

@@ -104,6 +104,20 @@ static void run(MPI_Win win, unsigned char *mem, int du, const char *flavor) {
   TU_CALL(MPI_Put(src[kLockAll], 7, MPI_BYTE, t, kOff[kLockAll] / du, 7, MPI_BYTE, win));
   TU_CALL(MPI_Win_flush(t, win));
   get_and_check(win, t, kLockAll + 1, 0, flavor, "lock_all, after a put and a flush");
+  /* the put's bytes read back into a user type whose data starts 8 bytes in */
+  MPI_Datatype late;
+  const int len7 = kLen[kLockAll];
+  const MPI_Aint at8 = 8;
+  TU_CALL(MPI_Type_create_hindexed(1, &len7, &at8, MPI_BYTE, &late));
+  TU_CALL(MPI_Type_commit(&late));
+  unsigned char mid[7 + 2 * G];
+  tu_fill_sentinel(mid, sizeof mid);
+  TU_CALL(MPI_Get(mid + G - 8, 1, late, t, kOff[kLockAll] / du, len7, MPI_BYTE, win));
+  for (size_t i = 0; i < sizeof mid; ++i) {
+    const unsigned char want = i < G || i >= G + 7 ? tu_sentinel(i) : src[kLockAll][i - G];
+    if (mid[i] != want) tu_fail("%s: MPI_Get into a user type, byte %zu is %#x, want %#x", flavor, i, mid[i], want);
+  }
+  MPI_Type_free(&late);
   unsigned char tail[5 + 2 * G];
   tu_fill_sentinel(tail, sizeof tail);
   expect_error(MPI_Get(tail + G, 5, MPI_BYTE, t, (W - 4) / du, 5, MPI_BYTE, win), MPI_ERR_RMA_RANGE, flavor,
