@@ -10,8 +10,9 @@
 //
 // Inline payloads of 49 to 440 bytes continue in the lane's next lines, 56
 // bytes each, every such line ending in a stamp (the tag) stored after the
-// line's bytes: the writer publishes the tag right after the first line and a
-// reader takes each later line once its stamp shows the tag.  Longer payloads
+// line's bytes: the writer publishes the tag right after the first line, then
+// the later lines in order, and a reader reads them once the last line's
+// stamp shows the tag.  Longer payloads
 // follow the header in one piece and the tag goes out after all of it.
 #pragma once
 
@@ -61,13 +62,16 @@ inline void writeInline(char* lane, uint64_t bytes, uint64_t tag, bool tagNow, P
   }
 }
 // True once every later line of an inline payload of `bytes` carries `tag`
-// (the header already showed it): then all of it may be read.
+// (the header already showed it): then all of it may be read.  The writer
+// release-stores the stamps line by line in order, so the last line's stamp,
+// acquired, shows all the others.  A reader that arrives early so polls one
+// line the writer has yet to write instead of each in turn (with the loop
+// over every line, MPI_Reduce of 64-440 B at N = 2 and 3 took 1.2-1.6 times
+// as long: docs/PERFORMANCE.md, 2026-12-02).
 inline bool inlineArrived(const char* lane, uint64_t bytes, uint64_t tag) {
   if (!segment::laneStamped(bytes)) return true;
   const uint64_t lines = segment::laneInlineLines(bytes);
-  for (uint64_t l = 1; l < lines; ++l)
-    if (laneStamp(lane + l * segment::kLine)->load(std::memory_order_acquire) != tag) return false;
-  return true;
+  return laneStamp(lane + (lines - 1) * segment::kLine)->load(std::memory_order_acquire) == tag;
 }
 // Reads payload bytes [0, use) of an inline lane of `bytes` that arrived,
 // get(offset, src, len) taking payload bytes [offset, offset + len) from src.
