@@ -167,7 +167,8 @@ int barrierOn(Team& team);
 // the root of a bcast or scatter(v), which has the data its readers wait for
 // when the same call follows the next barrier, as in a loop; in a team of 2,
 // the rank that is not the root of a gather(v) or reduce, whose block the
-// root waits for; no one after any other collective.
+// root waits for, and in a larger team that root, to leave last
+// (Team::kLast); no one after any other collective.
 inline uint32_t leadAfter(Op op, uint32_t root, uint32_t n) {
   switch (op) {
     case Op::kBcast:
@@ -175,7 +176,7 @@ inline uint32_t leadAfter(Op op, uint32_t root, uint32_t n) {
     case Op::kScatterv: return root;
     case Op::kGather:
     case Op::kGatherv:
-    case Op::kReduce: return n == 2 ? 1 - root : Team::kNoLead;
+    case Op::kReduce: return n == 2 ? 1 - root : root | Team::kLast;
     default: return Team::kNoLead;
   }
 }

@@ -112,6 +112,8 @@ class Team : public transport::Group {
   // every member, as they call the same collectives in the same order
   // (barrier_dissemination.cc, "led").
   static constexpr uint32_t kNoLead = UINT32_MAX;
+  // ORed into `lead`: the member named leaves last instead ("last out").
+  static constexpr uint32_t kLast = 1u << 31;
   uint32_t lead = kNoLead;
 
   Team() = default;

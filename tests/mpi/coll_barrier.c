@@ -11,10 +11,11 @@
  * short sleep), and some rounds one rank arrives far later than the rest.
  * The same runs on MPI_COMM_WORLD and on the halves of a split (teams of
  * other sizes, on other barrier lines), alternating.  With rooted=1 each
- * round first makes one rooted call (MPI_Bcast, MPI_Scatter, MPI_Gather or
- * MPI_Reduce, from a pseudo-random root, its result checked), so that the
- * barrier after it follows a rooted collective (an implementation may let
- * that root, or in a pair the other rank, out first).
+ * round first makes one rooted call (MPI_Bcast, MPI_Scatter, MPI_Gather,
+ * MPI_Gatherv, or MPI_Reduce of one element or of 128 KiB, from a
+ * pseudo-random root, its result checked), so that the barrier after it
+ * follows a rooted collective (an implementation may let that root, or in a
+ * pair the other rank, out first, or the root of a gather or reduce last).
  *
  *   coll_barrier [iters=N] [seed=S] [rooted=1]
  *
@@ -82,8 +83,10 @@ static void team_open(team_t *t, MPI_Comm comm) {
 }
 
 /* One rooted call from a root drawn from `draw`, its result checked. */
+#define BIG 16384 /* int64s of the large MPI_Reduce: 128 KiB, past the one-exchange bound at 3 or more ranks */
+
 static void rooted_call(team_t *t, uint64_t draw, int64_t r, const char *which) {
-  const int root = (int)((draw >> 20) % (uint64_t)t->size), kind = (int)((draw >> 28) % 4);
+  const int root = (int)((draw >> 20) % (uint64_t)t->size), kind = (int)((draw >> 28) % 6);
   const int n = t->size;
   int64_t v = r * 1000 + t->rank, got = -1;
   int64_t *all = (int64_t *)tu_malloc(sizeof(int64_t) * (size_t)n);
@@ -104,11 +107,29 @@ static void rooted_call(team_t *t, uint64_t draw, int64_t r, const char *which) 
     TU_CALL(MPI_Gather(&v, 1, MPI_INT64_T, all, 1, MPI_INT64_T, root, t->comm));
     got = t->rank == root ? all[(t->rank + 1) % n] : 0;
     want = t->rank == root ? r * 1000 + (t->rank + 1) % n : 0;
-  } else {
+  } else if (kind == 3) {
     name = "MPI_Reduce";
     TU_CALL(MPI_Reduce(&v, &got, 1, MPI_INT64_T, MPI_SUM, root, t->comm));
     if (t->rank != root) got = 0;
     want = t->rank == root ? r * 1000 * n + (int64_t)n * (n - 1) / 2 : 0;
+  } else if (kind == 4) {
+    name = "MPI_Gatherv";
+    int *counts = (int *)tu_malloc(sizeof(int) * (size_t)n), *displs = (int *)tu_malloc(sizeof(int) * (size_t)n);
+    for (int p = 0; p < n; ++p) counts[p] = 1, displs[p] = n - 1 - p; /* reversed */
+    TU_CALL(MPI_Gatherv(&v, 1, MPI_INT64_T, all, counts, displs, MPI_INT64_T, root, t->comm));
+    got = t->rank == root ? all[0] : 0;
+    want = t->rank == root ? r * 1000 + n - 1 : 0;
+    free(counts);
+    free(displs);
+  } else {
+    name = "MPI_Reduce (large)";
+    int64_t *in = (int64_t *)tu_malloc(sizeof(int64_t) * BIG), *out = (int64_t *)tu_malloc(sizeof(int64_t) * BIG);
+    for (int k = 0; k < BIG; ++k) in[k] = v + k, out[k] = -1;
+    TU_CALL(MPI_Reduce(in, out, BIG, MPI_INT64_T, MPI_SUM, root, t->comm));
+    got = t->rank == root ? out[BIG - 1] : 0;
+    want = t->rank == root ? r * 1000 * n + (int64_t)n * (n - 1) / 2 + (int64_t)n * (BIG - 1) : 0;
+    free(in);
+    free(out);
   }
   if (got != want)
     tu_fail("%s: round %lld: %s from root %d gave %lld on rank %d, expected %lld", which, (long long)r, name, root,
