@@ -220,7 +220,7 @@ def entry(fn, name, big, req, desc):
         raise Error(f'{fn.where}: a persistent collective (variant init) needs a comm argument')
     # A fast path (its own checks; false or kDeclined: the path below runs them all) gets the
     # entry to itself, and the checked path becomes a function of its own that the entry calls
-    # last: the fast path then saves no registers and builds no Call for the checked path.
+    # last: the fast path does not pay for the checked path's frame (its Call and guard).
     fastArgs = ", ".join(a.name for a in fn.args)
     fast = None
     if fn.fast and not big and not req:

@@ -220,8 +220,6 @@ int led(Team& team, uint64_t seq) {
   return ledFits(team) ? releasedBy(team, seq, team.lead) : dissemination(team, seq);
 }
 
-
-
 // Runs `body` on a team with barrier lines (a team without them runs the
 // barrier as a schedule).  Once it has passed, every member has entered the barrier, so it has
 // finished every earlier operation on the team (transport/lanes.h): the lane
