@@ -135,7 +135,7 @@ TEST(Lane, WriteAndReadEverySize) {
 
 // A stamped payload has not arrived while any later line's stamp is another
 // value: the previous operation's tag, or a longer payload's bytes left there.
-TEST(Lane, ArrivesOnlyWithEveryStamp) {
+TEST(Lane, ArrivesWithTheLastStamp) {
   const uint64_t before = segment::laneTag(5, 1), tag = segment::laneTag(7, 1);
   Lane l;
   std::memset(l.b, 0, sizeof l.b);
@@ -148,15 +148,16 @@ TEST(Lane, ArrivesOnlyWithEveryStamp) {
   h->tag.store(tag);
   h->bytes = 300 | segment::kLaneInline;
   EXPECT_FALSE(inlineArrived(lane, 300, tag));
-  // Each line stamped in turn: arrived only after the last.
+  // Each line stamped in turn, as the writer stores them: arrived only after
+  // the last (whose stamp, stored last, shows all the others).
   const uint64_t lines = segment::laneInlineLines(300);
   for (uint64_t k = 1; k < lines; ++k) {
     EXPECT_FALSE(inlineArrived(lane, 300, tag)) << k;
     laneStamp(lane + k * kLine)->store(tag);
   }
   EXPECT_TRUE(inlineArrived(lane, 300, tag));
-  // One stale stamp in the middle is enough to wait.
-  laneStamp(lane + 2 * kLine)->store(before);
+  // A stale last stamp is enough to wait.
+  laneStamp(lane + (lines - 1) * kLine)->store(before);
   EXPECT_FALSE(inlineArrived(lane, 300, tag));
   // Up to 48 bytes and past 440 there is nothing to wait for beyond the header.
   EXPECT_TRUE(inlineArrived(lane, 48, tag));
