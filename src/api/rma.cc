@@ -242,11 +242,17 @@ inline rt::Win* fastArgs(MPI_Win win, int ocount, MPI_Datatype oh, int tcount, M
   return *ot && *tt && (*ot)->committed && (*tt)->committed ? w : nullptr;
 }
 
-// A put's or get's data moved straight to or from the target's memory when
-// the call allows (see directTarget); false otherwise, nothing done.  The
-// window's flag is set before the copy, so that nothing is live across it.
-inline bool putDirect(rt::Win* w, const void* origin, int ocount, const dt::Type* ot, int rank, MPI_Aint disp,
-                      int tcount, const dt::Type* tt) {
+// A put's or get's one pass: the window and types (predefined ones only with
+// kBuiltin, looked up inline, so that the copy is the one call), then the
+// data moved straight to or from the target's memory when the call allows
+// (see directTarget); false otherwise, nothing done.  The window's flag is
+// set before the copy, so that nothing is live across it.
+template <bool kBuiltin>
+[[gnu::always_inline]] inline bool putOnePass(const void* origin, int ocount, MPI_Datatype oh, int rank,
+                                              MPI_Aint disp, int tcount, MPI_Datatype th, MPI_Win win) {
+  const dt::Type *ot, *tt;
+  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt, kBuiltin);
+  if (!w) return false;
   const uint64_t bytes = plainBytes(origin, static_cast<uint64_t>(ocount), ot, static_cast<uint64_t>(tcount), tt);
   char* to = bytes ? directTarget(w, rank, disp, tt, bytes, false) : nullptr;
   if (!to) return false;
@@ -254,8 +260,12 @@ inline bool putDirect(rt::Win* w, const void* origin, int ocount, const dt::Type
   moveBytes(to, static_cast<const char*>(origin) + ot->trueLb, bytes);
   return true;
 }
-inline bool getDirect(rt::Win* w, void* origin, int ocount, const dt::Type* ot, int rank, MPI_Aint disp, int tcount,
-                      const dt::Type* tt) {
+template <bool kBuiltin>
+[[gnu::always_inline]] inline bool getOnePass(void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp,
+                                              int tcount, MPI_Datatype th, MPI_Win win) {
+  const dt::Type *ot, *tt;
+  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt, kBuiltin);
+  if (!w) return false;
   const uint64_t bytes = plainBytes(origin, static_cast<uint64_t>(ocount), ot, static_cast<uint64_t>(tcount), tt);
   const char* from = bytes ? directTarget(w, rank, disp, tt, bytes, false) : nullptr;
   if (!from) return false;
@@ -270,15 +280,11 @@ inline bool getDirect(rt::Win* w, void* origin, int ocount, const dt::Type* ot, 
 // call), tried first on the checked path (desc/rma.txt, fastany=).
 bool putAnyType(const void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp, int tcount, MPI_Datatype th,
                 MPI_Win win) {
-  const dt::Type *ot, *tt;
-  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt);
-  return w && putDirect(w, origin, ocount, ot, rank, disp, tcount, tt);
+  return putOnePass<false>(origin, ocount, oh, rank, disp, tcount, th, win);
 }
 bool getAnyType(void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp, int tcount, MPI_Datatype th,
                 MPI_Win win) {
-  const dt::Type *ot, *tt;
-  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt);
-  return w && getDirect(w, origin, ocount, ot, rank, disp, tcount, tt);
+  return getOnePass<false>(origin, ocount, oh, rank, disp, tcount, th, win);
 }
 
 // MPI_Put's and MPI_Get's fast paths (desc/rma.txt, fast=): the one-pass
@@ -289,16 +295,11 @@ bool getAnyType(void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint di
 // the two functions' calls and frames made 211 (callgrind, 8 bytes).
 [[gnu::always_inline]] inline bool putFast(const void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp,
                                            int tcount, MPI_Datatype th, MPI_Win win) {
-  const dt::Type *ot, *tt;
-  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt, true);
-  return w && putDirect(w, origin, ocount, ot, rank, disp, tcount, tt);
+  return putOnePass<true>(origin, ocount, oh, rank, disp, tcount, th, win);
 }
-
 [[gnu::always_inline]] inline bool getFast(void* origin, int ocount, MPI_Datatype oh, int rank, MPI_Aint disp,
                                            int tcount, MPI_Datatype th, MPI_Win win) {
-  const dt::Type *ot, *tt;
-  rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt, true);
-  return w && getDirect(w, origin, ocount, ot, rank, disp, tcount, tt);
+  return getOnePass<true>(origin, ocount, oh, rank, disp, tcount, th, win);
 }
 
 namespace {

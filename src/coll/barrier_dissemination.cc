@@ -135,6 +135,14 @@ int dissemination(Team& team, uint64_t seq) {
 // line shows v or more.  Of the members that arrive together, the one whose
 // fence (after its own store) comes last sees every arrival and wakes the
 // sleepers.
+// True once every other member's line shows `v` or more; the members below
+// *next are known to show it already (the caller keeps it across polls).
+bool othersReached(const transport::World& w, const Team& team, uint64_t v, uint32_t* next) {
+  for (; *next < team.size(); ++*next)
+    if (*next != team.rank && lineOf(w, team, *next).v.load(std::memory_order_acquire) < v) return false;
+  return true;
+}
+
 int arriveAll(Team& team, uint64_t v) {
   const transport::World& w = transport::world();
   const uint32_t n = team.size(), me = team.rank;
@@ -142,12 +150,8 @@ int arriveAll(Team& team, uint64_t v) {
   // (a real fence even where wakers need none: it orders this store before
   // the reads of the other arrivals, not only before a sleeper's flag)
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  uint32_t next = 0;  // the members below `next` are known to have arrived
-  auto allArrived = [&] {
-    for (; next < n; ++next)
-      if (next != me && lineOf(w, team, next).v.load(std::memory_order_acquire) < v) return false;
-    return true;
-  };
+  uint32_t next = 0;
+  auto allArrived = [&] { return othersReached(w, team, v, &next); };
   if (allArrived()) {
     // (the fence above already orders the store before these loads: no wakeAll)
     for (uint32_t r = 0; r < n; ++r)
@@ -165,20 +169,15 @@ bool lastFits(const Team& team) {
 // (`last` leaves after every other member has seen all arrive and left)
 int lastOut(Team& team, uint64_t seq, uint32_t last) {
   const transport::World& w = transport::world();
-  const uint32_t n = team.size(), me = team.rank;
   const uint64_t left = seq * 64 + 2;
   SHMCOLL_CHECK(arriveAll(team, seq * 64 + 1));
-  if (me != last) {
-    lineOf(w, team, me).v.store(left, std::memory_order_release);
+  if (team.rank != last) {
+    lineOf(w, team, team.rank).v.store(left, std::memory_order_release);
     wait::wakePeer(w.seg.ctl(team.members[last]));
     return 0;
   }
-  uint32_t out = 0;  // the members below `out` are known to have left
-  return wait::waitUntil(w.self(), [&] {
-    for (; out < n; ++out)
-      if (out != me && lineOf(w, team, out).v.load(std::memory_order_acquire) < left) return false;
-    return true;
-  });
+  uint32_t out = 0;
+  return wait::waitUntil(w.self(), [&] { return othersReached(w, team, left, &out); });
 }
 
 int flat(Team& team, uint64_t seq) {
