@@ -127,6 +127,7 @@ struct InlineRun {
   std::string reason;                        // ... and why
   std::vector<uint32_t>* pending = nullptr;  // peers whose lanes were not written yet
   std::vector<uint32_t>* rest = nullptr;     // peers whose lanes were not inline
+  uint64_t* done = nullptr;                  // Lanes::doneOn the team's context, by world rank
   uint32_t sends = 0;                        // lanes this rank writes (a broadcast's: 0 or its readers)
   bool ahead = false;                        // this rank writes its lanes into its ring
   uint64_t ringStride = 0;                   // ... split among its readers (Pairs::aheadSplit), this far apart
@@ -173,6 +174,7 @@ int inlineBegin(Team& team, const A& a, const InlineGate& g, InlineRun* r) {
   r->pending = &sc.pending;
   r->rest = &sc.rest;
   r->seq = team.next();
+  r->done = lanes.doneOn(team.lines).data();
   r->tag = segment::laneTag(r->seq, team.lines);
   r->area = static_cast<uint32_t>(r->seq & 1);
   r->laneBytes = a.broadcast ? seg.laneAreaBytes() : g.laneBytes;
@@ -273,14 +275,14 @@ int inlineEnd(InlineRun& r, const A& a) {
       while (i < outs->size() || j < ins->size()) {
         const uint32_t o = i < outs->size() ? (*outs)[i] : UINT32_MAX, v = j < ins->size() ? (*ins)[j] : UINT32_MAX;
         const uint32_t p = std::min(o, v);
-        const bool take = (o == p && a.sendsTo(p)) || (v == p && a.receivesFrom(p));
+        const bool take = (o == p && a.sendsTo(p)) || (v == p && transport::receivesFrom(a, p));
         i += o == p;
         j += v == p;
         if (take && p != me) wake(p);
       }
     } else {
       transport::forSends(a, n, me, wake);
-      transport::forReceives(a, n, me, [&](uint32_t p) { return a.receivesFrom(p) ? wake(p) : 0; });
+      transport::forReceives(a, n, me, [&](uint32_t p) { return transport::receivesFrom(a, p) ? wake(p) : 0; });
     }
   } else {
     for (uint32_t i = 0; i < n; ++i)
@@ -375,6 +377,49 @@ inline const segment::LaneHeader* arrived(const InlineRun& r, const segment::Lan
   return lane->tag.load(std::memory_order_acquire) == r.tag ? lane : nullptr;
 }
 
+// (a block of at most kLaneFirstPayload bytes, copied here rather than in
+// a call: copy::tiny up to 32 bytes, else the first and last 32)
+[[gnu::always_inline]] inline void smallCopy(char* d, const char* s, uint64_t n) {
+  static_assert(segment::kLaneFirstPayload <= 2 * copy::kTinyMax);
+  if (n <= copy::kTinyMax)
+    copy::tiny(d, s, n);
+  else
+    copy::detail::headTail<copy::kTinyMax>(d, s, n);
+}
+// The common lane of a small block, without the general calls: a
+// contiguous block of at most segment::kLaneFirstPayload bytes, in the
+// header's line (what putLane and writeInline do for it, inline).  False,
+// nothing written, when the general path must write it.  With more ranks
+// than cores every instruction of a call is one the core's other ranks wait
+// for: an 8-byte MPI_Alltoall at 8 ranks on 2 cores took 3840-3894
+// instructions a call (callgrind, the polls included), 3107-3168 with these
+// two and transport::receivesFrom (docs/PERFORMANCE.md, 2026-12-02).
+inline bool putSmall(InlineRun& r, char* lane, const Block& b) {
+  const uint64_t bytes = b.bytes();
+  if (r.wide || !b.type->contiguous || bytes > segment::kLaneFirstPayload) return false;
+  auto* h = reinterpret_cast<segment::LaneHeader*>(lane);
+  smallCopy(lane + segment::kLaneHeaderBytes, b.buf + b.type->trueLb, bytes);
+  h->bytes = bytes | segment::kLaneInline;
+  h->tag.store(r.tag, std::memory_order_release);
+  r.lastBytes = bytes;
+  return true;
+}
+// The same on the reading side (takeLane's common case): peer q's lane of a
+// small inline block whose byte count is the receive block's, contiguous,
+// in one piece.  False, nothing read, otherwise.
+template <class A>
+inline bool takeSmall(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* lane) {
+  const uint64_t raw = lane->bytes;
+  const uint64_t bytes = raw & ~segment::kLaneKinds;
+  if ((raw & segment::kLaneKinds) != segment::kLaneInline || bytes > segment::kLaneFirstPayload) return false;
+  const Block b = a.recv(q);
+  if (!b.type->contiguous || b.bytes() != bytes || a.receivesParts(q)) return false;
+  uint64_t& done = r.done[r.team->members[q]];  // (Lanes::noteEntered, as takeLane)
+  if (done + 1 < r.seq) done = r.seq - 1;
+  smallCopy(const_cast<char*>(b.buf) + b.type->trueLb, transport::laneBody(lane), bytes);
+  return true;
+}
+
 template <class A>
 int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* lane) {
   Team& t = *r.team;
@@ -449,8 +494,8 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
     transport::forSends(a, n, me, [&](uint32_t p) {
       if (a.sendsParts(p)) [[unlikely]]
         detail::putParts(r, r.laneTo(p, me), a, p);
-      else
-        detail::putAny(r, r.laneTo(p, me), p, me, a.send(p));
+      else if (const Block b = a.send(p); !detail::putSmall(r, r.laneTo(p, me), b))
+        detail::putAny(r, r.laneTo(p, me), p, me, b);
       return 0;
     });
   }
@@ -477,13 +522,13 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
   // Every lane already written, in the order peers tend to arrive.
   const uint64_t off = a.broadcast ? 0 : me * r.laneBytes;
   SHMCOLL_CHECK(transport::forReceives(a, n, me, [&](uint32_t q) {
-    if (!a.receivesFrom(q)) return 0;  // (sparse pairs; transport::Pairs::skipEmpty)
+    if (!transport::receivesFrom(a, q)) return 0;  // (sparse pairs; transport::Pairs::skipEmpty)
     const segment::LaneHeader* lane = detail::arrived(r, detail::ringLane(r, a, q), q, off);
     if (!lane) {
       r.pending->push_back(q);
       return 0;
     }
-    return detail::takeLane(r, a, q, lane);
+    return detail::takeSmall(r, a, q, lane) ? 0 : detail::takeLane(r, a, q, lane);
   }));
   if (!r.pending->empty()) {
     // Readers of our lanes that went to sleep are woken before we wait.
@@ -501,7 +546,7 @@ int inlineExchange(Team& team, const A& a, bool* taken) {
       const segment::LaneHeader *lane = nullptr, *ring = detail::ringLane(r, a, q);
       SHMCOLL_CHECK(wait::waitUntil(transport::world().self(),
                                     [&] { return (lane = detail::arrived(r, ring, q, off)) != nullptr; }));
-      SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));
+      if (!detail::takeSmall(r, a, q, lane)) SHMCOLL_CHECK(detail::takeLane(r, a, q, lane));
     }
   }
   return inlineEnd(r, a);

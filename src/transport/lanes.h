@@ -42,8 +42,9 @@ class Lanes {
   int claim(uint32_t area, uint32_t ctx, uint64_t seq) {
     Use& u = use_[area];
     uint64_t target = 0;
+    const std::vector<uint64_t>& done = doneOn(u.ctx);
     for (uint32_t r : u.readers)
-      if (doneBy(u.ctx, r) < u.seq) [[unlikely]] {
+      if (done[r] < u.seq) [[unlikely]] {
         if (!target) target = ringTarget(area, seq, u);
         if (int rc = awaitFinished(r, u.ctx, target)) return rc;
       }
@@ -58,13 +59,15 @@ class Lanes {
   uint64_t ringTarget(uint32_t area, uint64_t seq, const Use& u) const;
   const Use& use(uint32_t area) const { return use_[area]; }
 
-  // The last operation on `ctx` that world rank r is known to have finished.
-  uint64_t& doneBy(uint32_t ctx, uint32_t r) {
+  // The last operation on `ctx` that each world rank is known to have
+  // finished (indexed by world rank), and that of world rank r.
+  std::vector<uint64_t>& doneOn(uint32_t ctx) {
     std::vector<uint64_t>& d = done_[ctx];
     if (d.empty()) [[unlikely]]
       sizeDone(d);
-    return d[r];
+    return d;
   }
+  uint64_t& doneBy(uint32_t ctx, uint32_t r) { return doneOn(ctx)[r]; }
   // World rank r announced operation `seq` on `ctx`: it finished every earlier one.
   void noteEntered(uint32_t ctx, uint32_t r, uint64_t seq) {
     uint64_t& d = doneBy(ctx, r);

@@ -192,6 +192,14 @@ inline int forReceives(const A& a, uint32_t n, uint32_t me, F&& f) {
   return 0;
 }
 
+// Pairs::receivesFrom through the final argument class A, so that its
+// receives() and recv() are inlined rather than called through the vtable
+// (the inline path asks it for every peer, twice).
+template <class A>
+inline bool receivesFrom(const A& a, uint32_t peer) {
+  return (a.allPairs || a.receives(peer)) && (!a.skipEmpty || a.recv(peer).bytes() != 0);
+}
+
 // Copies a rank's parts to itself (selfCopy per part), or its one block.
 int selfCopyParts(const Pairs& a, uint32_t me);
 
