@@ -414,8 +414,7 @@ inline bool takeSmall(InlineRun& r, const A& a, uint32_t q, const segment::LaneH
   if ((raw & segment::kLaneKinds) != segment::kLaneInline || bytes > segment::kLaneFirstPayload) return false;
   const Block b = a.recv(q);
   if (!b.type->contiguous || b.bytes() != bytes || a.receivesParts(q)) return false;
-  uint64_t& done = r.done[r.team->members[q]];  // (Lanes::noteEntered, as takeLane)
-  if (done + 1 < r.seq) done = r.seq - 1;
+  transport::Lanes::noteEntered(r.done[r.team->members[q]], r.seq);  // (as takeLane)
   smallCopy(const_cast<char*>(b.buf) + b.type->trueLb, transport::laneBody(lane), bytes);
   return true;
 }
@@ -423,7 +422,7 @@ inline bool takeSmall(InlineRun& r, const A& a, uint32_t q, const segment::LaneH
 template <class A>
 int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* lane) {
   Team& t = *r.team;
-  transport::lanes().noteEntered(t.lines, t.members[q], r.seq);  // (it finished the earlier operations)
+  transport::Lanes::noteEntered(r.done[t.members[q]], r.seq);  // (it finished the earlier operations)
   const uint64_t raw = lane->bytes;
   if (!(raw & segment::kLaneInline)) [[unlikely]] {
     r.rest->push_back(q);

@@ -69,9 +69,10 @@ class Lanes {
   }
   uint64_t& doneBy(uint32_t ctx, uint32_t r) { return doneOn(ctx)[r]; }
   // World rank r announced operation `seq` on `ctx`: it finished every earlier one.
-  void noteEntered(uint32_t ctx, uint32_t r, uint64_t seq) {
-    uint64_t& d = doneBy(ctx, r);
-    if (d + 1 < seq) d = seq - 1;
+  void noteEntered(uint32_t ctx, uint32_t r, uint64_t seq) { noteEntered(doneBy(ctx, r), seq); }
+  // The same on its entry of doneOn(ctx), where the caller holds it.
+  static void noteEntered(uint64_t& done, uint64_t seq) {
+    if (done + 1 < seq) done = seq - 1;
   }
   // Whether world rank r has finished operation `seq` on `ctx` (its `consumed` line).
   static bool finished(uint32_t r, uint32_t ctx, uint64_t seq) {

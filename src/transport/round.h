@@ -64,6 +64,15 @@
 
 namespace shmcoll::transport {
 
+// Whether a member waits for a lane from `peer` in round `a` (Pairs::
+// receivesFrom).  Called with the final argument class, its receives() and
+// recv() are inlined rather than called through the vtable (the inline path
+// asks it for every peer, twice).
+template <class A>
+inline bool receivesFrom(const A& a, uint32_t peer) {
+  return (a.allPairs || a.receives(peer)) && (!a.skipEmpty || a.recv(peer).bytes() != 0);
+}
+
 // The blocks of one round, from one member's side, indexed by group rank.
 class Pairs {
  public:
@@ -111,9 +120,7 @@ class Pairs {
   // nothing.
   bool skipEmpty = false;
   bool sendsTo(uint32_t peer) const { return allPairs || sends(peer); }
-  bool receivesFrom(uint32_t peer) const {
-    return (allPairs || receives(peer)) && (!skipEmpty || recv(peer).bytes() != 0);
-  }
+  bool receivesFrom(uint32_t peer) const { return transport::receivesFrom(*this, peer); }
   // A sparse round (allPairs false) may list the peers it pairs with, so
   // that its lanes, reads and wake-ups (here and on the inline path,
   // coll/exchange_inline.h) cost O(degree) rather than O(group size): the
@@ -190,14 +197,6 @@ inline int forReceives(const A& a, uint32_t n, uint32_t me, F&& f) {
   }
   for (uint32_t d = 1; d < n; ++d) SHMCOLL_CHECK(f(me >= d ? me - d : me + n - d));
   return 0;
-}
-
-// Pairs::receivesFrom through the final argument class A, so that its
-// receives() and recv() are inlined rather than called through the vtable
-// (the inline path asks it for every peer, twice).
-template <class A>
-inline bool receivesFrom(const A& a, uint32_t peer) {
-  return (a.allPairs || a.receives(peer)) && (!a.skipEmpty || a.recv(peer).bytes() != 0);
 }
 
 // Copies a rank's parts to itself (selfCopy per part), or its one block.
