@@ -157,7 +157,8 @@ TEST_F(OpTest, EveryArithmeticKernelMatchesTheScalarDefinition) {
 
 // The arithmetic kernels' three builds (16-byte and, where the CPU has AVX2
 // or AVX-512, 32- and 64-byte vectors) give the same bytes for every kind, at every length and
-// misalignment, with in and inout apart, the same, or overlapping.
+// misalignment, with in and inout apart, the same, or overlapping (in
+// starting after inout, or before it).
 template <class T>
 void compareBuilds(const char* name) {
   namespace k = shmcoll::op::kernels;
@@ -168,7 +169,7 @@ void compareBuilds(const char* name) {
   for (k::Kind kind : kinds)
     for (int n : {1, 2, 5, 16, 31, 64, 129, 1000})
       for (size_t mis : {0, 4, 7})
-        for (int overlap : {-1, 0, 3}) {  // -1: separate buffers; else in = inout + overlap elements
+        for (int overlap : {-1, 0, 3, -3}) {  // -1: separate buffers; else in = inout + overlap elements
           const size_t bytes = n * sizeof(T), guard = 32, total = bytes + 2 * guard + 8 * sizeof(T);
           std::vector<unsigned char> a(total), b(total);
           for (auto& c : a) c = static_cast<unsigned char>(next() >> 56);
@@ -181,12 +182,12 @@ void compareBuilds(const char* name) {
           unsigned char* io1 = a.data() + guard + mis;
           unsigned char* io2 = b.data() + guard + mis;
           std::vector<unsigned char> src(a);  // (separate: in lives in its own copy)
-          const void* in1 = overlap < 0 ? src.data() + guard : io1 + overlap * sizeof(T);
-          const void* in2 = overlap < 0 ? src.data() + guard : io2 + overlap * sizeof(T);
+          const void* in1 = overlap == -1 ? src.data() + guard : io1 + overlap * static_cast<ptrdiff_t>(sizeof(T));
+          const void* in2 = overlap == -1 ? src.data() + guard : io2 + overlap * static_cast<ptrdiff_t>(sizeof(T));
           k::arithBase<T>(kind, in1, io1, n);
           std::vector<unsigned char> c(b);  // (the third build's copy of the inputs)
           unsigned char* io3 = c.data() + guard + mis;
-          const void* in3 = overlap < 0 ? src.data() + guard : io3 + overlap * sizeof(T);
+          const void* in3 = overlap == -1 ? src.data() + guard : io3 + overlap * static_cast<ptrdiff_t>(sizeof(T));
 #if defined(__x86_64__)
           if (k::hasAvx2())
             k::arithAvx2<T>(kind, in2, io2, n);
@@ -217,6 +218,53 @@ TEST_F(OpTest, EveryVectorBuildOfTheKernelsGivesTheSameBytes) {
   compareBuilds<uint64_t>("uint64_t");
   compareBuilds<float>("float");
   compareBuilds<double>("double");
+}
+
+// MAX and MIN where an element is NaN or a zero of either sign: every build
+// keeps the scalar rule (in > inout ? in : inout, and < for MIN), so it
+// returns inout when they compare equal or either is NaN; SUM and PROD of
+// infinities and NaNs the same bits.  (The vector loops take blocks of
+// four vectors; 1000 elements cover them and the tail.)
+template <class T>
+void compareSpecials(const char* name) {
+  namespace k = shmcoll::op::kernels;
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  const T values[] = {T(0), T(-0.0), nan, T(1), T(-1), inf, -inf, T(2.5)};
+  const int n = 1000;
+  std::vector<T> in(n), io(n);
+  for (int i = 0; i < n; ++i) {
+    in[i] = values[i % 8];
+    io[i] = values[(i / 8) % 8];
+  }
+  for (k::Kind kind : {k::kMax, k::kMin, k::kSum, k::kProd}) {
+    std::vector<T> base(io), vec(io);
+    k::arithBase<T>(kind, in.data(), base.data(), n);
+#if defined(__x86_64__)
+    if (k::hasAvx512())
+      k::arithAvx512<T>(kind, in.data(), vec.data(), n);
+    else if (k::hasAvx2())
+      k::arithAvx2<T>(kind, in.data(), vec.data(), n);
+    else
+      k::arithBase<T>(kind, in.data(), vec.data(), n);
+#else
+    k::arithBase<T>(kind, in.data(), vec.data(), n);
+#endif
+    for (int i = 0; i < n; ++i) {
+      T want = io[i];
+      if (kind == k::kMax) want = in[i] > io[i] ? in[i] : io[i];
+      if (kind == k::kMin) want = in[i] < io[i] ? in[i] : io[i];
+      if (kind == k::kSum) want = in[i] + io[i];
+      if (kind == k::kProd) want = in[i] * io[i];
+      ASSERT_EQ(0, std::memcmp(&base[i], &want, sizeof(T))) << name << " base build, kind " << int(kind) << " element " << i;
+      ASSERT_EQ(0, std::memcmp(&vec[i], &want, sizeof(T)))
+          << name << " widest build, kind " << int(kind) << " element " << i << ": " << in[i] << " and " << io[i];
+    }
+  }
+}
+
+TEST_F(OpTest, VectorBuildsKeepTheScalarRuleForNaNAndSignedZeros) {
+  compareSpecials<float>("float");
+  compareSpecials<double>("double");
 }
 
 TEST_F(OpTest, UnalignedIntegersWrapAndGuardsStay) {
