@@ -9,7 +9,10 @@
 # ("Open MPI + shmcoll", "MPICH + shmcoll": the host's own benchmark binary run
 # again with LD_PRELOAD=libshmcoll_accel_<host>.so) to the same host alone,
 # and each collective's large-message bandwidth as a share of the memcpy
-# bound measured in the same runs.  Results go to perf/results/<time>/
+# bound measured in the same runs; where the exchange floor (op=lines) of
+# one implementation's runs moved by more than 2x (a VM whose vCPUs the host
+# moves between sibling threads and separate cores), the same ratios within
+# the runs of each floor (perf/bench/summarize.py).  Results go to perf/results/<time>/
 # (raw.csv, medians.csv, summary.csv, summary.txt, log.txt, latency_N*.png,
 # latency_N*_cold.png for cold buffers);
 # perf/results/latest points at the newest.

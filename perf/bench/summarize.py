@@ -61,6 +61,9 @@ RMA_BOUND = {f"{k}_{s}": f"{k}_copy" for k in ("put", "get") for s in ("fence", 
 COLL_OPS = EXCHANGE_OPS + OTHER_OPS + NEIGHBOR_OPS + RMA_OPS
 # A point whose shmcoll runs differ by more than this factor is listed as unstable.
 UNSTABLE = 2.0
+# Runs at one rank count whose exchange floors differ by more than this
+# factor are taken to have run on different placements (placements()).
+PLACEMENT = 2.0
 
 
 # Rows whose times are not per rank of a collective.
@@ -82,6 +85,75 @@ def fmt(v, width=10):
     return f"{v:{width}.2f}"
 
 
+def placements(tagged, groups, others, accel):
+    """Where the exchange floor (op=lines) of one implementation's runs at
+    one rank count differs by more than PLACEMENT, the runs fell on different
+    placements of the processes (on a VM whose vCPUs the host moves between
+    sibling threads of one core and separate cores, every small figure moves
+    with it; docs/PERFORMANCE.md, 2026-12-02): a median over runs then
+    compares one library's lucky runs with another's unlucky ones.  Prints
+    the runs' floors and, for each point, shmcoll / best other (and each
+    host with the accelerator / the host alone) within the runs of the low
+    floor and within those of the high floor, split at the geometric mean of
+    the moving floors.  An implementation whose floor is always more than
+    8 times the lowest (a library that spins while ranks outnumber cores has
+    a floor of its own) neither triggers this nor is split."""
+    floors = defaultdict(dict)  # ranks -> {(impl, tag): lines us}
+    for (r, op, b, c, impl), vals in tagged.items():
+        if op == "lines" and c == 0:
+            for tag, us in vals:
+                floors[r][(impl, tag)] = us
+    for r in sorted(floors):
+        runs = floors[r]
+        least = min(runs.values())
+        moved = []
+        for impl in {i for i, _ in runs}:
+            mine = [us for (i, _), us in runs.items() if i == impl]
+            if least > 0 and min(mine) <= 8 * least and max(mine) / min(mine) > PLACEMENT:
+                moved += mine
+        if not moved:
+            continue
+        lo, hi = min(moved), max(moved)
+        split = (lo * hi) ** 0.5
+        print(f"\n== {r} ranks: the exchange floor moved between runs ({lo:.2f}-{hi:.2f} us), so the runs")
+        print(f"   fell on different placements; ratios within the runs below and above {split:.2f} us ==")
+        for impl in sorted({i for i, _ in runs}):
+            cells = " ".join(f"{runs[(i, t)]:.2f}" for i, t in sorted(runs) if i == impl)
+            print(f"   op=lines per run, {impl}: {cells}")
+        # (what is compared: shmcoll with the best other, each host with the accelerator with the host)
+        pairs = [("shmcoll", others, "shm/best")] + [(i, [h], t) for i, h, t in accel]
+        pairs = [p for p in pairs if any(k[4] == p[0] and k[0] == r for k in tagged)]
+        if not pairs:
+            continue
+
+        def within(impl, op, b, low):
+            return [us for tag, us in tagged.get((r, op, b, 0, impl), [])
+                    if (impl, tag) in runs and (runs[(impl, tag)] <= split) == low]
+
+        head = f"{'op':<21}{'bytes':>7}"
+        for _, _, title in pairs:
+            head += f"{'low: ' + title:>22}{'runs':>6}{'high: ' + title:>22}{'runs':>6}"
+        print(head)
+        for gr, op, b, c in groups:
+            if gr != r or c != 0:
+                continue
+            cells = ""
+            for impl, against, _ in pairs:
+                for low in (True, False):
+                    mine = within(impl, op, b, low)
+                    best = None
+                    for i in against:
+                        v = within(i, op, b, low)
+                        if v and (best is None or statistics.median(v) < best):
+                            best = statistics.median(v)
+                    if mine and best:
+                        m = statistics.median(mine)
+                        cells += f"{f'{m:.2f} / {best:.2f} = {m / best:.2f}':>22}{len(mine):>6}"
+                    else:
+                        cells += f"{'-':>22}{'-':>6}"
+            print(f"{op:<21}{human(b):>7}{cells}")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -92,6 +164,7 @@ def main():
         order = sys.argv[sys.argv.index("--impl-order") + 1].split(",")
 
     samples = defaultdict(list)  # (ranks, op, bytes, cold, impl) -> [(us, bw)]
+    tagged = defaultdict(list)  # the same -> [(run tag, us)], for the placements below
     with open(raw, newline="") as f:
         for row in csv.DictReader(f):
             if row.get("impl") == "impl":  # a repeated header
@@ -102,6 +175,7 @@ def main():
             if row["op"] not in KERNEL_OPS and not row["op"].startswith("stream_") and slowest > avg > 0:
                 avg, bw = slowest, bw * avg / slowest
             samples[key].append((avg, bw))
+            tagged[key].append((row.get("tag", ""), avg))
     if not samples:
         print("summarize: no rows in", raw)
         return 1
@@ -245,6 +319,8 @@ def main():
                     m = med.get((r, op, b, 0, i))
                     cells.append(f"{m[0]:>12.2f} ({m[0] / fl:5.1f}x)" if m and fl > 0 else f"{'-':>22}")
                 print(f"{r:>5} {fl:>8.2f}  " + "  ".join(f"{c:>22}" for c in cells) + f"  {op}, {human(b)}")
+
+    placements(tagged, groups, others, accel)
 
     npoints = sum(1 for g in groups if (g[0], g[1], g[2], g[3], "shmcoll") in samples)
     print(f"\n== spread over runs: shmcoll's slowest run more than {UNSTABLE:g}x its fastest at "

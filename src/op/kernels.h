@@ -110,13 +110,16 @@ void arithBase(Kind k, const void* in, void* io, uint64_t n) {
 // integers, as explicit loops of W-byte vectors, four at a time: the four
 // input vectors are loaded before the four inout vectors, combined and
 // stored.  GCC's vectorisation of binary() walks one vector per step with
-// the store of step i between the loads of step i + 1; on an AMD EPYC
-// (Zen 3) that loop took 1.2-1.3 times as long for 4 KiB of doubles in the
-// first-level cache, more when the two buffers' addresses differ by a
-// multiple of 4 KiB (docs/PERFORMANCE.md, 2026-12-02).  Integer sums are
-// taken on unsigned elements (they wrap); the rest of the kinds, integer
-// products included (no 64-bit vector multiply below AVX-512), go through
-// arithBody.  Fewer than 4 * W / sizeof(T) elements at the end, too.
+// the store of step i before the loads of step i + 1.  On an AMD EPYC (Zen
+// 3), 4 KiB of doubles in the first-level cache under a lock and a fence,
+// as MPI_Accumulate runs it: 0.108 against 0.091 us with both buffers
+// page-aligned, 0.106 against 0.069 with the input 2 KiB in, about even
+// with inout 16 bytes in; in the library, the 4 KiB accumulate under
+// lock_all went from 0.19 to 0.14 us (docs/PERFORMANCE.md, 2026-12-02).
+// Integer sums are taken on unsigned elements (they wrap); the rest of the
+// kinds, integer products included (no 64-bit vector multiply below
+// AVX-512), and the last fewer than 4 * W / sizeof(T) elements go through
+// arithBody.
 template <class T>
 constexpr bool kVectorElement = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                                 (std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8);
