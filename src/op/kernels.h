@@ -123,15 +123,23 @@ void arithBase(Kind k, const void* in, void* io, uint64_t n) {
 template <class T>
 constexpr bool kVectorElement = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                                 (std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8);
-// The element type of T's vectors: the fixed-width integer of its size and
-// signedness (unsigned for a sum), or T itself.
-template <class T, bool Wrap, size_t S = sizeof(T)>
-using VectorElement = std::conditional_t<
-    std::is_floating_point_v<T>, T,
-    std::conditional_t<S == 1, std::conditional_t<std::is_signed_v<T> && !Wrap, int8_t, uint8_t>,
-                       std::conditional_t<S == 2, std::conditional_t<std::is_signed_v<T> && !Wrap, int16_t, uint16_t>,
-                                          std::conditional_t<S == 4, std::conditional_t<std::is_signed_v<T> && !Wrap, int32_t, uint32_t>,
-                                                             std::conditional_t<std::is_signed_v<T> && !Wrap, int64_t, uint64_t>>>>>;
+// The element type of T's vectors: T for floating point, else the
+// fixed-width integer of T's size and signedness (unsigned for a sum).
+template <size_t S>
+struct FixedInt;
+template <>
+struct FixedInt<1> { using I = int8_t; using U = uint8_t; };
+template <>
+struct FixedInt<2> { using I = int16_t; using U = uint16_t; };
+template <>
+struct FixedInt<4> { using I = int32_t; using U = uint32_t; };
+template <>
+struct FixedInt<8> { using I = int64_t; using U = uint64_t; };
+template <class T, bool Wrap>
+using VectorElement =
+    std::conditional_t<std::is_floating_point_v<T>, T,
+                       std::conditional_t<std::is_signed_v<T> && !Wrap, typename FixedInt<sizeof(T)>::I,
+                                          typename FixedInt<sizeof(T)>::U>>;
 // y = x (op) y on vectors (by reference: vector arguments by value would
 // depend on the caller's instruction set, -Wpsabi).
 template <Kind K, class V>
