@@ -97,7 +97,8 @@ def placements(tagged, groups, others, accel):
     floor and within those of the high floor, split at the geometric mean of
     the moving floors.  An implementation whose floor is always more than
     8 times the lowest (a library that spins while ranks outnumber cores has
-    a floor of its own) neither triggers this nor is split."""
+    a floor of its own) does not trigger this (its runs then all fall above
+    the split)."""
     floors = defaultdict(dict)  # ranks -> {(impl, tag): lines us}
     for (r, op, b, c, impl), vals in tagged.items():
         if op == "lines" and c == 0:
