@@ -203,9 +203,9 @@ template <class T, unsigned W>
     arithBody<T>(k, static_cast<const char*>(in) + done * sizeof(T), static_cast<char*>(io) + done * sizeof(T),
                  n - done);
 }
-// The same loops with 32-byte vectors: in the first-level cache (the
-// accumulates and reductions of a few KiB) they run up to twice as fast as
-// the 16-byte build; from memory they gain little.
+// The kernels with 32-byte vectors (vectorBody, else GCC's loops): in the
+// first-level cache (the accumulates and reductions of a few KiB) they run
+// up to twice as fast as the 16-byte build; from memory they gain little.
 template <class T>
 [[gnu::target("avx2")]] void arithAvx2(Kind k, const void* in, void* io, uint64_t n) {
   vectorBody<T, 32>(k, in, io, n);
