@@ -19,6 +19,13 @@
  *     MPI_Get_accumulate).
  *  4. A shared window (MPI_Win_allocate_shared): plain loads and stores into
  *     the neighbours' memory between MPI_Win_sync and barriers.
+ *  5. One element at a time, every rank into the next one's window: MPI_Fetch_and_op
+ *     with MPI_SUM, MPI_REPLACE and MPI_NO_OP on MPI_LONG_LONG, MPI_UINT64_T,
+ *     MPI_UNSIGNED, MPI_INT and MPI_DOUBLE, and one-element MPI_Accumulate(MPI_SUM)
+ *     on MPI_LONG_LONG and MPI_DOUBLE, under MPI_Win_lock_all (a flush after each)
+ *     and under an exclusive MPI_Win_lock per call: values whose two halves
+ *     differ and sums that carry from the low half into the high one, the fetched
+ *     values and the final memory exact, the bytes around the elements untouched.
  * Arguments: iters=N (default 300).  Standard API only.
  */
 #include "testutil.h"
@@ -265,6 +272,121 @@ static void shared(void) {
   TU_CALL(MPI_Win_free(&win));
 }
 
+/* Section 5's window, 128 bytes a rank (disp_unit 1): guard bytes at 0, 40
+ * and from 64; the elements at the offsets below.  (With windows of 72 bytes,
+ * MPICH 4.0.2 from Debian fetched guard bytes instead of the element at 4
+ * processes, under tests/crosslib.) */
+enum { E_LL = 8, E_U32 = 16, E_I32 = 20, E_DBL = 24, E_U64 = 32, E_ACC_LL = 48, E_ACC_DBL = 56, E_BYTES = 128 };
+static const int kGuards[] = {0, 40, 64, 72, 80, 88, 96, 104, 112, 120};
+
+static void init_elements(unsigned char *m) {
+  memset(m, 0xa5, E_BYTES);
+  long long ll = 0x00000001fffffff0LL;
+  unsigned u32 = 0xffffffffu;
+  int i32 = -5;
+  double d = 1.5, dacc = 1e300;
+  uint64_t u64 = UINT64_MAX;
+  memcpy(m + E_LL, &ll, 8), memcpy(m + E_U32, &u32, 4), memcpy(m + E_I32, &i32, 4);
+  memcpy(m + E_DBL, &d, 8), memcpy(m + E_U64, &u64, 8);
+  memcpy(m + E_ACC_LL, &ll, 8), memcpy(m + E_ACC_DBL, &dacc, 8);
+}
+
+/* One MPI_Fetch_and_op to rank t, completed; the fetched value must be `want`
+ * (size bytes). */
+static void fop_one(const void *v, const void *want, int size, MPI_Datatype type, int t, int at, MPI_Op op,
+                    int locked, MPI_Win w, const char *what) {
+  unsigned char got[8];
+  memset(got, 0x5a, sizeof got);
+  if (locked) TU_CALL(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, w));
+  TU_CALL(MPI_Fetch_and_op(v, got, type, t, at, op, w));
+  TU_CALL(locked ? MPI_Win_unlock(t, w) : MPI_Win_flush(t, w));
+  if (memcmp(got, want, (size_t)size)) {
+    char g[24], x[24];
+    for (int k = 0; k < size; ++k)
+      snprintf(g + 2 * k, 3, "%02x", got[size - 1 - k]), snprintf(x + 2 * k, 3, "%02x", ((const unsigned char *)want)[size - 1 - k]);
+    tu_fail("%s (%s) into rank %d: fetched 0x%s, want 0x%s", what, locked ? "lock" : "lock_all", t, g, x);
+  }
+  for (int k = size; k < 8; ++k)
+    if (got[k] != 0x5a) tu_fail("%s (%s): result byte %d written", what, locked ? "lock" : "lock_all", k);
+  ++tu_ncases;
+}
+
+static void acc_one(const void *v, MPI_Datatype type, int t, int at, int locked, MPI_Win w) {
+  if (locked) TU_CALL(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, w));
+  TU_CALL(MPI_Accumulate(v, 1, type, t, at, 1, type, MPI_SUM, w));
+  TU_CALL(locked ? MPI_Win_unlock(t, w) : MPI_Win_flush(t, w));
+}
+
+static void elements(void) {
+  for (int locked = 0; locked < 2; ++locked) {
+    unsigned char *m;
+    MPI_Win w;
+    TU_CALL(MPI_Win_allocate(E_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &m, &w));
+    TU_CALL(MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN));
+    TU_CALL(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, w));
+    init_elements(m);
+    TU_CALL(MPI_Win_unlock(me, w));
+    TU_CALL(MPI_Barrier(MPI_COMM_WORLD));
+    const int t = (me + 1) % n;
+    if (!locked) TU_CALL(MPI_Win_lock_all(0, w));
+    { /* MPI_LONG_LONG: a sum carrying into the high half, a replace, a read */
+      long long add = 0x20, was = 0x00000001fffffff0LL, sum = 0x0000000200000010LL, put = 0x1122334455667788LL;
+      fop_one(&add, &was, 8, MPI_LONG_LONG, t, E_LL, MPI_SUM, locked, w, "MPI_LONG_LONG MPI_SUM");
+      fop_one(&put, &sum, 8, MPI_LONG_LONG, t, E_LL, MPI_REPLACE, locked, w, "MPI_LONG_LONG MPI_REPLACE");
+      fop_one(NULL, &put, 8, MPI_LONG_LONG, t, E_LL, MPI_NO_OP, locked, w, "MPI_LONG_LONG MPI_NO_OP");
+    }
+    { /* MPI_UINT64_T: a sum that wraps */
+      uint64_t add = 2, was = UINT64_MAX;
+      fop_one(&add, &was, 8, MPI_UINT64_T, t, E_U64, MPI_SUM, locked, w, "MPI_UINT64_T MPI_SUM");
+    }
+    { /* MPI_UNSIGNED: a sum that wraps, then a replace */
+      unsigned add = 2, was = 0xffffffffu, one = 1, put = 0x89abcdefu;
+      fop_one(&add, &was, 4, MPI_UNSIGNED, t, E_U32, MPI_SUM, locked, w, "MPI_UNSIGNED MPI_SUM");
+      fop_one(&put, &one, 4, MPI_UNSIGNED, t, E_U32, MPI_REPLACE, locked, w, "MPI_UNSIGNED MPI_REPLACE");
+    }
+    { /* MPI_INT: a sum across zero, a replace, a read */
+      int add = 7, was = -5, sum = 2, put = -123456789;
+      fop_one(&add, &was, 4, MPI_INT, t, E_I32, MPI_SUM, locked, w, "MPI_INT MPI_SUM");
+      fop_one(&put, &sum, 4, MPI_INT, t, E_I32, MPI_REPLACE, locked, w, "MPI_INT MPI_REPLACE");
+      fop_one(NULL, &put, 4, MPI_INT, t, E_I32, MPI_NO_OP, locked, w, "MPI_INT MPI_NO_OP");
+    }
+    { /* MPI_DOUBLE: a sum, then a replace by negative zero */
+      double add = 2.25, was = 1.5, sum = 3.75, put = -0.0;
+      fop_one(&add, &was, 8, MPI_DOUBLE, t, E_DBL, MPI_SUM, locked, w, "MPI_DOUBLE MPI_SUM");
+      fop_one(&put, &sum, 8, MPI_DOUBLE, t, E_DBL, MPI_REPLACE, locked, w, "MPI_DOUBLE MPI_REPLACE");
+    }
+    { /* one-element accumulates */
+      long long add = 0x20;
+      double dadd = 1e300;
+      acc_one(&add, MPI_LONG_LONG, t, E_ACC_LL, locked, w);
+      acc_one(&dadd, MPI_DOUBLE, t, E_ACC_DBL, locked, w);
+    }
+    if (!locked) TU_CALL(MPI_Win_unlock_all(w));
+    TU_CALL(MPI_Barrier(MPI_COMM_WORLD));
+    TU_CALL(MPI_Win_lock(MPI_LOCK_SHARED, me, 0, w));
+    unsigned char want[E_BYTES];
+    memset(want, 0xa5, sizeof want);
+    long long ll = 0x1122334455667788LL, acc = 0x0000000200000010LL;
+    unsigned u32 = 0x89abcdefu;
+    int i32 = -123456789;
+    double d = -0.0, dacc = 2e300;
+    uint64_t u64 = 1;
+    memcpy(want + E_LL, &ll, 8), memcpy(want + E_U32, &u32, 4), memcpy(want + E_I32, &i32, 4);
+    memcpy(want + E_DBL, &d, 8), memcpy(want + E_U64, &u64, 8);
+    memcpy(want + E_ACC_LL, &acc, 8), memcpy(want + E_ACC_DBL, &dacc, 8);
+    for (int k = 0; k < E_BYTES; ++k)
+      if (m[k] != want[k]) {
+        int guard = 0;
+        for (size_t g = 0; g < sizeof kGuards / sizeof *kGuards; ++g) guard |= k >= kGuards[g] && k < kGuards[g] + 8;
+        tu_fail("one-element atomics (%s): byte %d of rank %d's window is 0x%02x, want 0x%02x%s", locked ? "lock" : "lock_all",
+                k, me, m[k], want[k], guard ? " (a guard byte)" : "");
+      }
+    TU_CALL(MPI_Win_unlock(me, w));
+    ++tu_ncases;
+    TU_CALL(MPI_Win_free(&w));
+  }
+}
+
 int main(int argc, char **argv) {
   tu_init(&argc, &argv, "rma_atomic");
   n = tu_size, me = tu_rank;
@@ -275,6 +397,7 @@ int main(int argc, char **argv) {
   soak();
   ops();
   shared();
+  elements();
   char extra[64];
   snprintf(extra, sizeof extra, "iters=%d", iters);
   return tu_finish(extra);
