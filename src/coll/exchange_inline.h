@@ -435,9 +435,14 @@ int takeLane(InlineRun& r, const A& a, uint32_t q, const segment::LaneHeader* la
     inlineMismatch(r, q, bytes, want);
   const uint64_t use = std::min(bytes, want);
   const char* l = transport::inlineSource(lane, t.members[q]);  // (the lane, or the wide slot it names)
-  if (segment::laneStamped(bytes))
+  if (segment::laneStamped(bytes)) {
+    // (where senders run ahead, the lane is usually written when its reader
+    // comes; in an exchange the reader often comes first, and asking for lines
+    // not yet written only costs the writer)
+    if (a.ahead) transport::prefetchInline(l, bytes);
     SHMCOLL_CHECK(
         wait::waitUntil(transport::world().self(), [&] { return transport::inlineArrived(l, bytes, r.tag); }));
+  }
   if (a.receivesParts(q)) [[unlikely]] {
     transport::PartsCursor pc(&a, q, false);
     transport::readInline(l, bytes, use, [&](uint64_t off, const char* s, uint64_t n) { pc.unpack(off, s, n); });

@@ -73,6 +73,14 @@ inline bool inlineArrived(const char* lane, uint64_t bytes, uint64_t tag) {
   const uint64_t lines = segment::laneInlineLines(bytes);
   return laneStamp(lane + (lines - 1) * segment::kLine)->load(std::memory_order_acquire) == tag;
 }
+// Asks for the lines between a stamped lane's first (read already: it holds
+// the tag) and its last (which inlineArrived polls), so that a reader that
+// finds the lane written waits for one transfer from the writer's core
+// rather than for the last line's and then for the others'.
+inline void prefetchInline(const char* lane, uint64_t bytes) {
+  const uint64_t lines = segment::laneInlineLines(bytes);
+  for (uint64_t k = 1; k + 1 < lines; ++k) __builtin_prefetch(lane + k * segment::kLine);
+}
 // Reads payload bytes [0, use) of an inline lane of `bytes` that arrived,
 // get(offset, src, len) taking payload bytes [offset, offset + len) from src.
 template <class Get>
