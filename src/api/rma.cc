@@ -23,6 +23,7 @@
 #include "api/request.h"
 #include "copy/copy.h"
 #include "op/op.h"
+#include "op/one.h"
 #include "runtime/win.h"
 
 namespace shmcoll::api::impl {
@@ -324,83 +325,6 @@ int transferArgs(Call& call, const void* origin, uint64_t ocount, const dt::Type
 
 }  // namespace
 
-namespace {
-
-// One element of the common atomics, combined inline rather than through
-// op::applyPacked's tables (their look-ups took a fifth of an 8-byte
-// MPI_Fetch_and_op's time under MPI_Win_lock_all): MPI_SUM, MPI_REPLACE and
-// MPI_NO_OP on 4- and 8-byte integers (sums on unsigned values, as the
-// kernels do) and MPI_SUM on MPI_DOUBLE (inout = in + inout, the kernels'
-// scalar rule).  size 0: the tables must do it.
-struct OneOp {
-  enum Kind : uint8_t { kNone, kSumInt, kSumDouble, kReplace, kNoOp };
-  uint8_t size = 0;
-  Kind kind = kNone;
-};
-inline OneOp oneOp(MPI_Op op, MPI_Datatype h) {
-  uint8_t size;
-  bool real = false;
-  switch (h) {
-    case MPI_INT:
-    case MPI_UNSIGNED:
-    case MPI_INT32_T:
-    case MPI_UINT32_T:
-      size = 4;
-      break;
-    case MPI_LONG:
-    case MPI_UNSIGNED_LONG:
-    case MPI_LONG_LONG:
-    case MPI_UNSIGNED_LONG_LONG:
-    case MPI_INT64_T:
-    case MPI_UINT64_T:
-      size = 8;
-      break;
-    case MPI_DOUBLE:
-      size = 8, real = true;
-      break;
-    default:
-      return {};
-  }
-  if (op == MPI_SUM) return {size, real ? OneOp::kSumDouble : OneOp::kSumInt};
-  if (op == MPI_REPLACE) return {size, OneOp::kReplace};
-  if (op == MPI_NO_OP) return {size, OneOp::kNoOp};
-  return {};
-}
-template <class T>
-[[gnu::always_inline]] inline void sumOne(const char* in, char* inout) {
-  T x, y;
-  std::memcpy(&x, in, sizeof x);
-  std::memcpy(&y, inout, sizeof y);
-  y = x + y;
-  std::memcpy(inout, &y, sizeof y);
-}
-[[gnu::always_inline]] inline void copyOne(char* to, const char* from, uint8_t size) {
-  if (size == 8)
-    std::memcpy(to, from, 8);
-  else
-    std::memcpy(to, from, 4);
-}
-[[gnu::always_inline]] inline void applyOne(OneOp k, const char* in, char* inout) {
-  switch (k.kind) {
-    case OneOp::kSumInt:
-      if (k.size == 8)
-        sumOne<uint64_t>(in, inout);
-      else
-        sumOne<uint32_t>(in, inout);
-      break;
-    case OneOp::kSumDouble:
-      sumOne<double>(in, inout);
-      break;
-    case OneOp::kReplace:
-      copyOne(inout, in, k.size);
-      break;
-    default:
-      break;
-  }
-}
-
-}  // namespace
-
 // MPI_Accumulate's and MPI_Fetch_and_op's fast paths (desc/rma.txt, fast=):
 // one predefined type on both sides, an operation defined on it, a target
 // reached directly that does not overlap the origin's or the result's
@@ -410,7 +334,7 @@ bool accumulateFast(const void* origin, int ocount, MPI_Datatype oh, int rank, M
                     MPI_Datatype th, MPI_Op op, MPI_Win win) {
   const dt::Type *ot = nullptr, *tt = nullptr;
   rt::Win* w = fastArgs(win, ocount, oh, tcount, th, &ot, &tt);
-  const OneOp one = op == MPI_SUM ? oneOp(op, th) : OneOp{};  // (MPI_REPLACE: not here, as before)
+  const op::One one = op == MPI_SUM ? op::one(op, th) : op::One{};  // (MPI_REPLACE: not here, as before)
   if (!w || oh != th || !tt->builtin || (!one.size && !op::definedOn(op, th))) return false;
   const uint64_t bytes = plainBytes(origin, static_cast<uint64_t>(ocount), ot, static_cast<uint64_t>(tcount), tt);
   char* to = bytes ? directTarget(w, rank, disp, tt, bytes, false) : nullptr;
@@ -418,7 +342,7 @@ bool accumulateFast(const void* origin, int ocount, MPI_Datatype oh, int rank, M
   if (!to || (from < to + bytes && to < from + bytes) || rt::winAccLock(*w, static_cast<uint32_t>(rank))) return false;
   w->pending = true;
   if (bytes == one.size)
-    applyOne(one, from, to);
+    op::applyOne(one, from, to);
   else
     op::applyPacked(op, from, to, bytes, th);
   rt::winAccUnlock(*w, static_cast<uint32_t>(rank));
@@ -430,7 +354,7 @@ bool fetchAndOpFast(const void* origin, void* result, MPI_Datatype h, int rank, 
                     MPI_Win win) {
   const dt::Type *t = nullptr, *same = nullptr;
   rt::Win* w = fastArgs(win, 1, h, 1, h, &t, &same);
-  const OneOp one = oneOp(op, h);
+  const op::One one = op::one(op, h);
   if (!w || !t->builtin || !result || (op != MPI_NO_OP && !origin) ||
       (!one.size && op != MPI_REPLACE && op != MPI_NO_OP && !op::definedOn(op, h)))
     return false;
@@ -442,8 +366,8 @@ bool fetchAndOpFast(const void* origin, void* result, MPI_Datatype h, int rank, 
     return false;
   w->pending = true;
   if (one.size == bytes) {
-    copyOne(const_cast<char*>(res), to, one.size);
-    applyOne(one, from, to);
+    op::copyOne(const_cast<char*>(res), to, one.size);
+    op::applyOne(one, from, to);
   } else {
     memcpy(result, to, bytes);
     op::applyPacked(op, from, to, bytes, h);
